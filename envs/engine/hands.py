@@ -1,0 +1,477 @@
+"""Hand values: the best five-card hand, Canadian hands, wild cards, showing hands.
+
+:func:`evaluate` ranks 5 to 7 cards as the best five-card hand, or 1 to 4 up cards as a
+showing hand (only the categories that many cards allow). It knows the Canadian hands of Soko
+(four-flush, four-straight) and wild cards (Follow the Bitch): wilds are handled by analysis of
+rank and suit counts, never by trying substitutions.
+
+A :class:`HandValue` is an ``int``: ``category << 20`` plus up to five tie-break ranks in
+4-bit slots (rank index + 1, so 0 means "no card"). Higher is better; equal values split.
+
+>>> str(evaluate("Ah Kh Qh 9h 2c", canadian=True))
+'Four-flush, ace high'
+>>> evaluate("9c Tc Jc Qd 2s", canadian=True) > evaluate("As Ad 4c 7d 9h", canadian=True)
+True
+>>> str(evaluate("Ah 9h 5h 2h 7c Kd Ks", wild_ranks=("7",)))
+'Flush, ace high'
+>>> evaluate("Ah 9h 5h 2h 7c Kd Ks", wild_ranks=("7",)).ranks
+('A', 'K', '9', '5', '2')
+
+How it is fast: a card's code packs its rank as a base-5 digit (counts per rank stay below 5)
+and its suit as a 4-bit count, so the sum of a hand's codes holds its rank multiset and suit
+counts. The non-flush value depends on the rank multiset alone and is cached per multiset;
+the rarer hands whose suit counts could make a flush (or a four-flush) take a second path.
+The batch path does the same with numpy tables (see :func:`evaluate_batch`).
+"""
+
+from __future__ import annotations
+
+import enum
+import itertools
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+
+from envs.engine.cards import RANK_NAMES, RANK_PLURALS, RANKS, Card, parse_cards
+
+
+class Category(enum.IntEnum):
+    """Hand categories, weakest first (the Canadian hands sit between one pair and two pair)."""
+
+    HIGH_CARD = 0
+    ONE_PAIR = 1
+    FOUR_STRAIGHT = 2
+    FOUR_FLUSH = 3
+    TWO_PAIR = 4
+    THREE_OF_A_KIND = 5
+    STRAIGHT = 6
+    FLUSH = 7
+    FULL_HOUSE = 8
+    FOUR_OF_A_KIND = 9
+    STRAIGHT_FLUSH = 10
+    FIVE_OF_A_KIND = 11
+
+
+_CATEGORY_SHIFT = 20
+_ACE = 12
+
+
+class HandValue(int):
+    """A hand's strength: an ordered, hashable int with a category and a readable ``str()``."""
+
+    __slots__ = ()
+
+    @property
+    def category(self) -> Category:
+        return Category(int(self) >> _CATEGORY_SHIFT)
+
+    @property
+    def ranks(self) -> tuple[str, ...]:
+        """The tie-break ranks, most significant first (``('K', 'Q', '9', '4', '2')``)."""
+        value = int(self)
+        out = []
+        for shift in (16, 12, 8, 4, 0):
+            slot = (value >> shift) & 15
+            if slot:
+                out.append(RANKS[slot - 1])
+        return tuple(out)
+
+    def __str__(self) -> str:
+        cat = self.category
+        r = self.ranks
+        if cat is Category.HIGH_CARD:
+            return f"{RANK_NAMES[r[0]].capitalize()} high" if r else "No cards"
+        if cat is Category.ONE_PAIR:
+            return f"Pair of {RANK_PLURALS[r[0]]}"
+        if cat is Category.FOUR_STRAIGHT:
+            return f"Four-straight, {RANK_NAMES[r[0]]} high"
+        if cat is Category.FOUR_FLUSH:
+            return f"Four-flush, {RANK_NAMES[r[0]]} high"
+        if cat is Category.TWO_PAIR:
+            return f"Two pair, {RANK_PLURALS[r[0]]} and {RANK_PLURALS[r[1]]}"
+        if cat is Category.THREE_OF_A_KIND:
+            return f"Three {RANK_PLURALS[r[0]]}"
+        if cat is Category.STRAIGHT:
+            return f"Straight, {RANK_NAMES[r[0]]} high"
+        if cat is Category.FLUSH:
+            return f"Flush, {RANK_NAMES[r[0]]} high"
+        if cat is Category.FULL_HOUSE:
+            return f"Full house, {RANK_PLURALS[r[0]]} over {RANK_PLURALS[r[1]]}"
+        if cat is Category.FOUR_OF_A_KIND:
+            return f"Four {RANK_PLURALS[r[0]]}"
+        if cat is Category.STRAIGHT_FLUSH:
+            return "Royal flush" if r[0] == "A" else f"Straight flush, {RANK_NAMES[r[0]]} high"
+        return f"Five {RANK_PLURALS[r[0]]}"
+
+    def __repr__(self) -> str:
+        return f"HandValue({str(self)!r})"
+
+
+def _score(category: Category, ranks: Sequence[int]) -> int:
+    """Pack a category and up to five rank indices (most significant first) into an int."""
+    value = int(category) << _CATEGORY_SHIFT
+    shift = 16
+    for r in ranks[:5]:
+        value |= (r + 1) << shift
+        shift -= 4
+    return value
+
+
+# ---------------------------------------------------------------------------------------------
+# Analysis of counts: the rules of the categories, written once. Everything else caches these.
+
+# Straight windows, best first: (top rank, ranks in the window). A-2-3-4-5 is the lowest.
+_STRAIGHTS = tuple((top, tuple(range(top - 4, top + 1))) for top in range(_ACE, 3, -1)) + (
+    (3, (_ACE, 0, 1, 2, 3)),
+)
+# Four-straight windows, best first: J-Q-K-A highest, A-2-3-4 lowest (optional), no wrap.
+_FOUR_STRAIGHTS = tuple((top, tuple(range(top - 3, top + 1))) for top in range(_ACE, 2, -1))
+_FOUR_STRAIGHT_ACE_LOW = (2, (_ACE, 0, 1, 2))
+
+
+def _top(ranks: Iterable[int], k: int) -> list[int]:
+    return sorted(ranks, reverse=True)[:k]
+
+
+def _nonflush_score(counts: Sequence[int], wilds: int, k: int, canadian: bool,
+                    ace_low_four_straight: bool) -> int:
+    """Best score among the categories that need no suits, for natural rank counts + wilds.
+
+    ``counts[r]`` counts the non-wild cards of rank index r; ``k`` is how many cards the hand
+    uses (5, or fewer for a showing hand). Each category uses every wild where it helps most;
+    a category that would leave a wild unused is always beaten by a higher one, so kickers are
+    drawn from natural cards only.
+    """
+    present = [r for r in range(12, -1, -1) for _ in range(counts[r])]  # high to low
+
+    def others(*used: int) -> list[int]:
+        return [r for r in present if r not in used]
+
+    if k >= 5:
+        for r in range(12, -1, -1):
+            if counts[r] + wilds >= 5:
+                return _score(Category.FIVE_OF_A_KIND, (r,))
+        if wilds >= 5:
+            return _score(Category.FIVE_OF_A_KIND, (_ACE,))
+    if k >= 4:
+        for r in range(12, -1, -1):
+            if counts[r] + wilds >= 4:
+                return _score(Category.FOUR_OF_A_KIND, [r] + others(r)[: k - 4])
+    if k >= 5:
+        for t in range(12, -1, -1):
+            need_t = max(0, 3 - counts[t])
+            if need_t > wilds:
+                continue
+            for p in range(12, -1, -1):
+                if p != t and need_t + max(0, 2 - counts[p]) <= wilds:
+                    return _score(Category.FULL_HOUSE, (t, p))
+        for top, window in _STRAIGHTS:
+            if sum(1 for r in window if not counts[r]) <= wilds:
+                return _score(Category.STRAIGHT, (top,))
+    if k >= 3:
+        for r in range(12, -1, -1):
+            if counts[r] + wilds >= 3:
+                return _score(Category.THREE_OF_A_KIND, [r] + others(r)[: k - 3])
+    best = -1
+    if k >= 4:
+        pairs = [r for r in range(12, -1, -1) if counts[r] >= 2]
+        if len(pairs) >= 2 and wilds == 0:
+            return _score(Category.TWO_PAIR, pairs[:2] + others(*pairs[:2])[: k - 4])
+        if canadian:
+            windows = _FOUR_STRAIGHTS + ((_FOUR_STRAIGHT_ACE_LOW,) if ace_low_four_straight else ())
+            for top, window in windows:
+                missing = sum(1 for r in window if not counts[r])
+                if missing > wilds:
+                    continue
+                rest = list(present)
+                for r in window:
+                    if r in rest:
+                        rest.remove(r)
+                fifth = ([_ACE] if wilds > missing else []) + rest
+                best = max(best, _score(Category.FOUR_STRAIGHT, [top] + fifth[: k - 4]))
+    if best >= 0:
+        return best
+    if k >= 2:
+        for r in range(12, -1, -1):
+            if counts[r] + wilds >= 2:
+                return _score(Category.ONE_PAIR, [r] + others(r)[: k - 2])
+    if wilds:
+        return _score(Category.HIGH_CARD, [_ACE])
+    return _score(Category.HIGH_CARD, present[:k])
+
+
+def _flush_score(suited: int, wilds: int, k: int, fifth: int, *, canadian: bool,
+                 double_ace_flush: bool) -> int:
+    """Best score of one suit's cards (rank bitmask ``suited``) with ``wilds``: straight flush,
+    flush, or (Canadian) four-flush; -1 if none. ``fifth`` is the best natural card outside the
+    suit (rank index, -1 if none), the four-flush's fifth card."""
+    have = [r for r in range(12, -1, -1) if suited >> r & 1]
+    if k >= 5 and len(have) + wilds >= 5:
+        for top, window in _STRAIGHTS:
+            if sum(1 for r in window if not suited >> r & 1) <= wilds:
+                return _score(Category.STRAIGHT_FLUSH, (top,))
+        return _score(Category.FLUSH, _suited_ranks(have, wilds, 5, double_ace_flush))
+    if canadian and k >= 4 and len(have) + wilds == 4:
+        four = _suited_ranks(have, wilds, 4, double_ace_flush)
+        return _score(Category.FOUR_FLUSH, four + ([fifth] if k >= 5 and fifth >= 0 else []))
+    return -1
+
+
+def _suited_ranks(have: list[int], wilds: int, size: int, double_ace_flush: bool) -> list[int]:
+    """The best ``size`` ranks of a flush: natural cards plus wilds standing for the best ranks
+    the suit lacks (or for aces, held or not, under ``double_ace_flush``)."""
+    if double_ace_flush:
+        stand_ins = [_ACE] * wilds
+    else:
+        stand_ins = [r for r in range(12, -1, -1) if r not in have][:wilds]
+    return sorted(have + stand_ins, reverse=True)[:size]
+
+
+# ---------------------------------------------------------------------------------------------
+# The per-call path.
+
+_RANK_BITS = 32
+_RANK_MASK = (1 << _RANK_BITS) - 1
+_CODE = {card: 5 ** (card >> 2) + (1 << (_RANK_BITS + 4 * (card & 3))) for card in map(Card, range(52))}
+_CODE_OF = _CODE.__getitem__
+# Largest suit count in a packed 4 x 4-bit suit field.
+_MAX_SUIT = bytes(max((s >> 4 * i) & 15 for i in range(4)) for s in range(1 << 15))
+_NEVER = 99
+
+
+class _Table:
+    """Lazily filled caches for one configuration of the evaluator."""
+
+    __slots__ = ("canadian", "wild", "double_ace_flush", "ace_low", "by_ranks", "flushes", "batch")
+
+    def __init__(self, canadian: bool, wild: frozenset[int], double_ace_flush: bool, ace_low: bool):
+        self.canadian = canadian
+        self.wild = wild
+        self.double_ace_flush = double_ace_flush
+        self.ace_low = ace_low
+        # rank-multiset code -> (best non-flush HandValue, smallest suit count that may flush)
+        self.by_ranks: dict[int, tuple[HandValue, int]] = {}
+        self.flushes: dict[tuple[int, int, int, int], int] = {}
+        self.batch: dict[int, object] = {}
+
+    def rank_entry(self, rank_code: int) -> tuple[HandValue, int]:
+        counts = [(rank_code // 5 ** r) % 5 for r in range(13)]
+        wilds = sum(counts[r] for r in self.wild)
+        for r in self.wild:
+            counts[r] = 0
+        n = sum(counts) + wilds
+        k = min(n, 5)
+        value = HandValue(_nonflush_score(counts, wilds, k, self.canadian, self.ace_low))
+        # The smallest suit count (wild cards included, so it errs towards looking) at which
+        # the suits may matter: a flush needs five cards, a four-flush four.
+        if self.canadian and k >= 4:
+            need = 4 - wilds
+        elif k >= 5:
+            need = 5 - wilds
+        else:
+            need = _NEVER
+        entry = (value, max(need, 0))
+        self.by_ranks[rank_code] = entry
+        return entry
+
+    def flush_value(self, cards: Sequence[Card], value: HandValue) -> HandValue:
+        """Raise ``value`` to the best flush-type hand that ``cards`` make, if any."""
+        wild = self.wild
+        masks = [0, 0, 0, 0]
+        counts = [0, 0, 0, 0]
+        wilds = 0
+        for c in cards:
+            r = c >> 2
+            if r in wild:
+                wilds += 1
+            else:
+                masks[c & 3] |= 1 << r
+                counts[c & 3] += 1
+        k = min(len(cards), 5)
+        best = int(value)
+        threshold = 4 if self.canadian else 5
+        for s in range(4):
+            if counts[s] + wilds < threshold:
+                continue
+            fifth = -1
+            if self.canadian and counts[s] + wilds == 4 and k >= 5:
+                fifth = max((c >> 2 for c in cards if (c & 3) != s and (c >> 2) not in wild), default=-1)
+            key = (masks[s], wilds, k, fifth)
+            score = self.flushes.get(key)
+            if score is None:
+                score = _flush_score(masks[s], wilds, k, fifth, canadian=self.canadian,
+                                     double_ace_flush=self.double_ace_flush)
+                self.flushes[key] = score
+            if score > best:
+                best = score
+        return value if best == value else HandValue(best)
+
+
+_TABLES: dict[object, _Table] = {}
+
+
+def _table_for(canadian: bool, wild_ranks: object, double_ace_flush: bool,
+               ace_low_four_straight: bool) -> _Table:
+    if isinstance(wild_ranks, str):
+        wild_ranks = (wild_ranks,) if len(wild_ranks) == 1 else tuple(wild_ranks.replace(",", " ").split())
+    wild = set()
+    for rank in wild_ranks:
+        if not isinstance(rank, str) or rank.upper() not in RANKS or len(rank) != 1:
+            raise ValueError(f"unknown wild rank {rank!r}: expected rank characters from {RANKS}")
+        wild.add(RANKS.index(rank.upper()))
+    canonical = (bool(canadian), frozenset(wild), bool(double_ace_flush), bool(ace_low_four_straight))
+    table = _TABLES.get(canonical)
+    if table is None:
+        table = _TABLES[canonical] = _Table(*canonical)
+    try:
+        _TABLES[canadian, wild_ranks, double_ace_flush, ace_low_four_straight] = table
+    except TypeError:  # an unhashable wild_ranks (a list): no alias, the next call comes here again
+        pass
+    return table
+
+
+def evaluate(cards: Sequence[Card] | str, *, canadian: bool = False, wild_ranks: Iterable[str] = (),
+             double_ace_flush: bool = False, ace_low_four_straight: bool = True) -> HandValue:
+    """The value of 5 to 7 cards (best five) or of 1 to 4 up cards (a showing hand).
+
+    ``canadian`` adds the four-flush and four-straight (Soko); ``wild_ranks`` lists the ranks
+    that are wild (``("9",)``); ``double_ace_flush`` lets a wild in a flush be an ace the hand
+    already holds; ``ace_low_four_straight`` admits A-2-3-4 as the lowest four-straight.
+    Raises ``ValueError`` for malformed or duplicate cards, an unknown wild rank, or a hand of
+    0 or more than 7 cards.
+    """
+    try:
+        table = _TABLES[canadian, wild_ranks, double_ace_flush, ace_low_four_straight]
+        key = sum(map(_CODE_OF, cards))
+        value, need = table.by_ranks[key & _RANK_MASK]
+    except (KeyError, TypeError):
+        return _evaluate_checked(cards, canadian, wild_ranks, double_ace_flush, ace_low_four_straight)
+    if len(set(cards)) != len(cards):
+        parse_cards(cards)  # raises, naming the duplicate
+    if _MAX_SUIT[key >> _RANK_BITS] >= need:
+        return table.flush_value(cards, value)
+    return value
+
+
+def _evaluate_checked(cards, canadian, wild_ranks, double_ace_flush, ace_low_four_straight) -> HandValue:
+    """The slow path: validate everything, fill the caches, then answer."""
+    cards = parse_cards(cards)
+    if not 1 <= len(cards) <= 7:
+        raise ValueError(f"a hand has 1 to 7 cards, not {len(cards)}")
+    table = _table_for(canadian, wild_ranks, double_ace_flush, ace_low_four_straight)
+    key = sum(map(_CODE_OF, cards))
+    entry = table.by_ranks.get(key & _RANK_MASK) or table.rank_entry(key & _RANK_MASK)
+    value, need = entry
+    if _MAX_SUIT[key >> _RANK_BITS] >= need:
+        return table.flush_value(cards, value)
+    return value
+
+
+# ---------------------------------------------------------------------------------------------
+# The batch path: numpy tables keyed by rank multisets, for Monte-Carlo equity.
+
+_POW5 = np.array([5 ** r for r in range(13)], dtype=np.int64)
+
+
+def _multiset_ids(size: int) -> tuple[np.ndarray, np.ndarray]:
+    """For ordered tuples of ``size`` ranks: (id of the rank multiset per tuple, base-5 code per id)."""
+    combos = np.array(list(itertools.product(range(13), repeat=size)), dtype=np.int64).reshape(-1, size)
+    codes = _POW5[combos].sum(axis=1)
+    unique, ids = np.unique(codes, return_inverse=True)
+    return ids.astype(np.int32), unique
+
+
+class _Batch:
+    """numpy tables for hands of ``n`` cards under one configuration."""
+
+    def __init__(self, table: _Table, n: int):
+        self.n = n
+        self.head = n - 4  # the first 1-3 cards index one table, the last four another
+        head_ids, head_codes = _multiset_ids(self.head)
+        tail_ids, tail_codes = _multiset_ids(4)
+        self.head_ids, self.tail_ids = head_ids, tail_ids
+        self.tail_size = len(tail_codes)
+        combined = (head_codes[:, None] + tail_codes[None, :]).ravel()
+        unique, inverse = np.unique(combined, return_inverse=True)
+        digits = (unique[:, None] // _POW5[None, :]) % 5
+        # A rank dealt five times carries into the next base-5 digit, so its digits no longer
+        # add up to n: such combinations cannot be dealt and keep the value -1.
+        valid = digits.sum(axis=1) == n
+        values = np.full(len(unique), -1, dtype=np.int64)
+        wild_counts = np.zeros(len(unique), dtype=np.int8)
+        wild = sorted(table.wild)
+        for i in np.flatnonzero(valid):
+            code = int(unique[i])
+            entry = table.by_ranks.get(code) or table.rank_entry(code)
+            values[i] = int(entry[0])
+            wild_counts[i] = sum(int(digits[i, r]) for r in wild)
+        self.values = values[inverse]
+        self.wilds = wild_counts[inverse]
+        # Flush-type values per (wild count, suited-rank mask); four-flushes get the fifth card
+        # added later. Built on first need.
+        self.flush = np.full((8, 1 << 13), -1, dtype=np.int64)
+        for w in range(8):
+            for mask in range(1 << 13):
+                if bin(mask).count("1") + w >= (4 if table.canadian else 5) and bin(mask).count("1") + w <= n:
+                    self.flush[w, mask] = _flush_score(mask, w, 5, -1, canadian=table.canadian,
+                                                       double_ace_flush=table.double_ace_flush)
+        card_suit = np.arange(52) & 3
+        card_rank = np.arange(52) >> 2
+        is_wild = np.isin(card_rank, wild)
+        self.is_wild = is_wild
+        self.suit_code = np.where(is_wild, 0, 1 << (3 * card_suit)).astype(np.int32)
+        counts = (np.arange(1 << 12)[:, None] >> (3 * np.arange(4))[None, :]) & 7
+        threshold = 4 if table.canadian else 5
+        self.maybe_flush = (counts.max(axis=1)[None, :] + np.arange(8)[:, None]) >= threshold
+        self.canadian = table.canadian
+
+
+def evaluate_batch(cards: np.ndarray, *, canadian: bool = False, wild_ranks: Iterable[str] = (),
+                   double_ace_flush: bool = False, ace_low_four_straight: bool = True) -> np.ndarray:
+    """Scores (int64) of many hands at once: ``cards`` is an integer array (N, n), n in 5..7,
+    of card indices 0..51; row i scores as ``int(evaluate(cards[i], ...))``.
+
+    Duplicate cards within a row are not checked here (the caller deals them from a deck)."""
+    cards = np.asarray(cards)
+    if cards.ndim != 2 or not 5 <= cards.shape[1] <= 7:
+        raise ValueError(f"evaluate_batch takes an (N, 5..7) array of card indices, not shape {cards.shape}")
+    if not np.issubdtype(cards.dtype, np.integer):
+        raise ValueError(f"evaluate_batch takes integer card indices, not {cards.dtype}")
+    if cards.size and (cards.min() < 0 or cards.max() > 51):
+        raise ValueError("card indices must be 0..51")
+    table = _table_for(canadian, tuple(wild_ranks), double_ace_flush, ace_low_four_straight)
+    n = cards.shape[1]
+    batch = table.batch.get(n)
+    if batch is None:
+        batch = table.batch[n] = _Batch(table, n)
+    cards = cards.astype(np.int32, copy=False)
+    ranks = cards >> 2
+    head = ranks[:, 0]
+    for j in range(1, batch.head):
+        head = head * 13 + ranks[:, j]
+    tail = ((ranks[:, -4] * 13 + ranks[:, -3]) * 13 + ranks[:, -2]) * 13 + ranks[:, -1]
+    index = batch.head_ids[head] * batch.tail_size + batch.tail_ids[tail]
+    values = batch.values[index]
+    wilds = batch.wilds[index]
+    suit_sum = batch.suit_code[cards].sum(axis=1)
+    rows = np.flatnonzero(batch.maybe_flush[wilds, suit_sum])
+    if rows.size:
+        sub = cards[rows]
+        sub_rank = sub >> 2
+        sub_suit = sub & 3
+        natural = ~batch.is_wild[sub]
+        sub_wilds = wilds[rows].astype(np.int64)
+        best = values[rows]
+        bits = np.left_shift(1, sub_rank)
+        for s in range(4):
+            in_suit = natural & (sub_suit == s)
+            mask = np.where(in_suit, bits, 0).sum(axis=1)
+            score = batch.flush[sub_wilds, mask]
+            if batch.canadian:
+                fifth = np.where(natural & ~in_suit, sub_rank + 1, 0).max(axis=1)
+                four = (score >> _CATEGORY_SHIFT) == Category.FOUR_FLUSH
+                score = np.where(four & (fifth > 0), score | fifth, score)
+            best = np.maximum(best, score)
+        values = values.copy()
+        values[rows] = best
+    return values
