@@ -97,6 +97,8 @@ class Event(NamedTuple):
 class PlayerView:
     """What one seat may know: its own face-down cards and everything public."""
 
+    rules: Rules
+    num_players: int
     seat: int
     hole_cards: tuple[Card, ...]
     up_cards: tuple[tuple[Card, ...], ...]
@@ -292,7 +294,7 @@ class Game:
                     for e in self.log)
         me = self.current_player == seat
         return PlayerView(
-            seat=seat, hole_cards=self.hole_cards(seat),
+            rules=self.rules, num_players=self.num_players, seat=seat, hole_cards=self.hole_cards(seat),
             up_cards=tuple(tuple(u) for u in self._up), folded=self.folded, all_in=self.all_in,
             stacks=self.stacks, committed=self.committed, total_committed=self.total_committed,
             pot=self.pot, street=self.street, button=self.button,
