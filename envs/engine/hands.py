@@ -28,6 +28,8 @@ from __future__ import annotations
 
 import enum
 import itertools
+import os
+from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Iterable, Sequence
 
 import numpy as np
@@ -232,21 +234,30 @@ def _suited_ranks(have: list[int], wilds: int, size: int, double_ace_flush: bool
 
 _RANK_BITS = 32
 _RANK_MASK = (1 << _RANK_BITS) - 1
-_CODE = {card: 5 ** (card >> 2) + (1 << (_RANK_BITS + 4 * (card & 3))) for card in map(Card, range(52))}
+_SUIT_FIELD = 0xFFFF
+_CARD_BITS = 48  # from here on: one bit per card, 13 per suit (suit * 13 + rank)
+_CODE = {card: 5 ** (card >> 2) + (1 << (_RANK_BITS + 4 * (card & 3)))
+         + (1 << (_CARD_BITS + 13 * (card & 3) + (card >> 2))) for card in map(Card, range(52))}
+"""A card's code: its rank as a base-5 digit, its suit as a 4-bit count, and its own bit. The
+sum of a hand's codes holds the rank multiset, the suit counts and each suit's ranks; two equal
+cards show as a carry (fewer card bits than cards)."""
 _CODE_OF = _CODE.__getitem__
-# Largest suit count in a packed 4 x 4-bit suit field.
-_MAX_SUIT = bytes(max((s >> 4 * i) & 15 for i in range(4)) for s in range(1 << 15))
+_MAX_SUIT = bytes(max((s >> 4 * i) & 15 for i in range(4)) for s in range(1 << 16))
 _NEVER = 99
+_SUIT_RANKS = 0x1FFF
 
 
 class _Table:
     """Lazily filled caches for one configuration of the evaluator."""
 
-    __slots__ = ("canadian", "wild", "double_ace_flush", "ace_low", "by_ranks", "flushes", "batch")
+    __slots__ = ("canadian", "wild", "wild_bits", "double_ace_flush", "ace_low", "by_ranks",
+                 "flushes", "batch")
 
     def __init__(self, canadian: bool, wild: frozenset[int], double_ace_flush: bool, ace_low: bool):
         self.canadian = canadian
         self.wild = wild
+        wild_mask = sum(1 << r for r in wild)
+        self.wild_bits = sum(wild_mask << (13 * s) for s in range(4))
         self.double_ace_flush = double_ace_flush
         self.ace_low = ace_low
         # rank-multiset code -> (best non-flush HandValue, smallest suit count that may flush)
@@ -274,34 +285,31 @@ class _Table:
         self.by_ranks[rank_code] = entry
         return entry
 
-    def flush_value(self, cards: Sequence[Card], value: HandValue) -> HandValue:
-        """Raise ``value`` to the best flush-type hand that ``cards`` make, if any."""
-        wild = self.wild
-        masks = [0, 0, 0, 0]
-        counts = [0, 0, 0, 0]
-        wilds = 0
-        for c in cards:
-            r = c >> 2
-            if r in wild:
-                wilds += 1
-            else:
-                masks[c & 3] |= 1 << r
-                counts[c & 3] += 1
-        k = min(len(cards), 5)
+    def flush_value(self, key: int, n: int, value: HandValue) -> HandValue:
+        """Raise ``value`` to the best flush-type hand of the hand whose code sum is ``key``."""
+        cards = key >> _CARD_BITS
+        natural = cards & ~self.wild_bits
+        wilds = (cards & self.wild_bits).bit_count()
+        k = 5 if n >= 5 else n
         best = int(value)
         threshold = 4 if self.canadian else 5
         for s in range(4):
-            if counts[s] + wilds < threshold:
+            mask = (natural >> (13 * s)) & _SUIT_RANKS
+            count = mask.bit_count()
+            if count + wilds < threshold:
                 continue
             fifth = -1
-            if self.canadian and counts[s] + wilds == 4 and k >= 5:
-                fifth = max((c >> 2 for c in cards if (c & 3) != s and (c >> 2) not in wild), default=-1)
-            key = (masks[s], wilds, k, fifth)
-            score = self.flushes.get(key)
+            if self.canadian and count + wilds == 4 and k >= 5:
+                others = 0
+                for t in range(4):
+                    if t != s:
+                        others |= (natural >> (13 * t)) & _SUIT_RANKS
+                fifth = others.bit_length() - 1
+            flush_key = (mask, wilds, k, fifth)
+            score = self.flushes.get(flush_key)
             if score is None:
-                score = _flush_score(masks[s], wilds, k, fifth, canadian=self.canadian,
-                                     double_ace_flush=self.double_ace_flush)
-                self.flushes[key] = score
+                score = self.flushes[flush_key] = _flush_score(
+                    mask, wilds, k, fifth, canadian=self.canadian, double_ace_flush=self.double_ace_flush)
             if score > best:
                 best = score
         return value if best == value else HandValue(best)
@@ -335,21 +343,30 @@ def evaluate(cards: Sequence[Card] | str, *, canadian: bool = False, wild_ranks:
     """The value of 5 to 7 cards (best five) or of 1 to 4 up cards (a showing hand).
 
     ``canadian`` adds the four-flush and four-straight (Soko); ``wild_ranks`` lists the ranks
-    that are wild (``("9",)``); ``double_ace_flush`` lets a wild in a flush be an ace the hand
-    already holds; ``ace_low_four_straight`` admits A-2-3-4 as the lowest four-straight.
-    Raises ``ValueError`` for malformed or duplicate cards, an unknown wild rank, or a hand of
-    0 or more than 7 cards.
+    that are wild (``("9",)``; a tuple is fastest); ``double_ace_flush`` lets a wild in a flush
+    be an ace the hand already holds; ``ace_low_four_straight`` admits A-2-3-4 as the lowest
+    four-straight. Raises ``ValueError`` for malformed or duplicate cards, an unknown wild rank,
+    or a hand of 0 or more than 7 cards.
     """
+    C = _CODE
     try:
         table = _TABLES[canadian, wild_ranks, double_ace_flush, ace_low_four_straight]
-        key = sum(map(_CODE_OF, cards))
+        n = len(cards)
+        if n == 5:
+            a, b, c, d, e = cards
+            key = C[a] + C[b] + C[c] + C[d] + C[e]
+        elif n == 7:
+            a, b, c, d, e, f, g = cards
+            key = C[a] + C[b] + C[c] + C[d] + C[e] + C[f] + C[g]
+        else:
+            key = sum(map(_CODE_OF, cards))
         value, need = table.by_ranks[key & _RANK_MASK]
-    except (KeyError, TypeError):
+    except (KeyError, TypeError, ValueError):
         return _evaluate_checked(cards, canadian, wild_ranks, double_ace_flush, ace_low_four_straight)
-    if len(set(cards)) != len(cards):
-        parse_cards(cards)  # raises, naming the duplicate
-    if _MAX_SUIT[key >> _RANK_BITS] >= need:
-        return table.flush_value(cards, value)
+    if (key >> _CARD_BITS).bit_count() != n:  # a card given twice
+        return _evaluate_checked(cards, canadian, wild_ranks, double_ace_flush, ace_low_four_straight)
+    if _MAX_SUIT[(key >> _RANK_BITS) & _SUIT_FIELD] >= need:
+        return table.flush_value(key, n, value)
     return value
 
 
@@ -360,10 +377,9 @@ def _evaluate_checked(cards, canadian, wild_ranks, double_ace_flush, ace_low_fou
         raise ValueError(f"a hand has 1 to 7 cards, not {len(cards)}")
     table = _table_for(canadian, wild_ranks, double_ace_flush, ace_low_four_straight)
     key = sum(map(_CODE_OF, cards))
-    entry = table.by_ranks.get(key & _RANK_MASK) or table.rank_entry(key & _RANK_MASK)
-    value, need = entry
-    if _MAX_SUIT[key >> _RANK_BITS] >= need:
-        return table.flush_value(cards, value)
+    value, need = table.by_ranks.get(key & _RANK_MASK) or table.rank_entry(key & _RANK_MASK)
+    if _MAX_SUIT[(key >> _RANK_BITS) & _SUIT_FIELD] >= need:
+        return table.flush_value(key, len(cards), value)
     return value
 
 
@@ -405,7 +421,7 @@ class _Batch:
             entry = table.by_ranks.get(code) or table.rank_entry(code)
             values[i] = int(entry[0])
             wild_counts[i] = sum(int(digits[i, r]) for r in wild)
-        self.values = values[inverse]
+        self.values = values[inverse].astype(np.int32)  # scores fit in 24 bits
         self.wilds = wild_counts[inverse]
         # Flush-type values per (wild count, suited-rank mask); four-flushes get the fifth card
         # added later. Built on first need.
@@ -444,19 +460,36 @@ def evaluate_batch(cards: np.ndarray, *, canadian: bool = False, wild_ranks: Ite
     batch = table.batch.get(n)
     if batch is None:
         batch = table.batch[n] = _Batch(table, n)
-    cards = cards.astype(np.int32, copy=False)
-    ranks = cards >> 2
-    head = ranks[:, 0]
+    if len(cards) <= _CHUNK:
+        return _evaluate_rows(batch, cards)
+    # numpy lets go of the GIL in these loops, so chunks on threads use every core.
+    chunks = [cards[i:i + _CHUNK] for i in range(0, len(cards), _CHUNK)]
+    with ThreadPoolExecutor(max_workers=_THREADS) as pool:
+        return np.concatenate(list(pool.map(lambda c: _evaluate_rows(batch, c), chunks)))
+
+
+_CHUNK = 1 << 16
+_THREADS = max(1, min(4, os.cpu_count() or 1))
+
+
+def _evaluate_rows(batch: _Batch, cards: np.ndarray) -> np.ndarray:
+    n = cards.shape[1]
+    columns = [cards[:, j].astype(np.int32) for j in range(n)]  # contiguous, one per card
+    ranks = [c >> 2 for c in columns]
+    head = ranks[0]
     for j in range(1, batch.head):
-        head = head * 13 + ranks[:, j]
-    tail = ((ranks[:, -4] * 13 + ranks[:, -3]) * 13 + ranks[:, -2]) * 13 + ranks[:, -1]
+        head = head * 13 + ranks[j]
+    tail = ((ranks[-4] * 13 + ranks[-3]) * 13 + ranks[-2]) * 13 + ranks[-1]
     index = batch.head_ids[head] * batch.tail_size + batch.tail_ids[tail]
-    values = batch.values[index]
+    values = batch.values[index].astype(np.int64)
     wilds = batch.wilds[index]
-    suit_sum = batch.suit_code[cards].sum(axis=1)
+    suit_code = batch.suit_code
+    suit_sum = suit_code[columns[0]]
+    for c in columns[1:]:
+        suit_sum = suit_sum + suit_code[c]
     rows = np.flatnonzero(batch.maybe_flush[wilds, suit_sum])
     if rows.size:
-        sub = cards[rows]
+        sub = cards[rows].astype(np.int64)
         sub_rank = sub >> 2
         sub_suit = sub & 3
         natural = ~batch.is_wild[sub]
@@ -472,6 +505,5 @@ def evaluate_batch(cards: np.ndarray, *, canadian: bool = False, wild_ranks: Ite
                 four = (score >> _CATEGORY_SHIFT) == Category.FOUR_FLUSH
                 score = np.where(four & (fifth > 0), score | fifth, score)
             best = np.maximum(best, score)
-        values = values.copy()
         values[rows] = best
     return values
