@@ -578,11 +578,11 @@ class Game:
             active = [p for p in self._order if not self._folded[p]]
             pick = min if r.bring_in == "lowest" else max
             seat = pick(active, key=lambda p: pick(self._up[p]))
+            seat = self._next_who_can_act(seat)  # an all-in seat passes the duty on
             self.bring_in_seat = seat
             self._bring_in_due = True
         else:
-            seat = self._first_by_showing()
-        seat = self._next_who_can_act(seat)
+            seat = self._next_who_can_act(self._first_by_showing())
         self._pending = set(can_act)
         self.current_player = seat
 
