@@ -15,6 +15,7 @@ True
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Iterable
 
 RANKS = "23456789TJQKA"
@@ -131,6 +132,8 @@ def parse_cards(cards: str | Iterable[Card | str | int]) -> tuple[Card, ...]:
             out.append(Card.from_str(item.strip()))
         elif isinstance(item, int) and not isinstance(item, bool):
             out.append(Card(item))
+        elif hasattr(item, "__index__") and not isinstance(item, bool):  # numpy integers
+            out.append(Card(operator.index(item)))
         else:
             raise ValueError(f"malformed card {item!r}: expected a card, a name like 'Ah', or 0..51")
     if len(set(out)) != len(out):

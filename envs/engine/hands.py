@@ -244,6 +244,7 @@ cards show as a carry (fewer card bits than cards)."""
 _CODE_OF = _CODE.__getitem__
 _MAX_SUIT = bytes(max((s >> 4 * i) & 15 for i in range(4)) for s in range(1 << 16))
 _NEVER = 99
+_JUST_CARDS = {Card}
 _SUIT_RANKS = 0x1FFF
 
 
@@ -352,13 +353,20 @@ def evaluate(cards: Sequence[Card] | str, *, canadian: bool = False, wild_ranks:
     try:
         table = _TABLES[canadian, wild_ranks, double_ace_flush, ace_low_four_straight]
         n = len(cards)
+        # Only Cards take the fast path: True or 1.0 would find a code too (they equal 1).
         if n == 5:
             a, b, c, d, e = cards
+            if not type(a) is type(b) is type(c) is type(d) is type(e) is Card:
+                raise TypeError
             key = C[a] + C[b] + C[c] + C[d] + C[e]
         elif n == 7:
             a, b, c, d, e, f, g = cards
+            if not type(a) is type(b) is type(c) is type(d) is type(e) is type(f) is type(g) is Card:
+                raise TypeError
             key = C[a] + C[b] + C[c] + C[d] + C[e] + C[f] + C[g]
         else:
+            if set(map(type, cards)) != _JUST_CARDS:
+                raise TypeError
             key = sum(map(_CODE_OF, cards))
         value, need = table.by_ranks[key & _RANK_MASK]
     except (KeyError, TypeError, ValueError):
