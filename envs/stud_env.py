@@ -1,0 +1,351 @@
+"""Stud poker as PettingZoo AEC environments: ``soko_v0`` and ``follow_the_bitch_v0``.
+
+>>> from envs import soko_v0
+>>> env = soko_v0.env(num_players=3)
+>>> env.reset(seed=7)
+>>> for agent in env.agent_iter():
+...     obs, reward, terminated, truncated, info = env.last()
+...     env.step(None if terminated or truncated else 1)   # check or call down
+>>> sum(env.unwrapped.game.payoffs)
+0
+
+This layer decides no rule: the game is the engine's :class:`~envs.engine.game.Game`
+(``env.unwrapped.game``), the action ids are :mod:`envs.actions`, and the observation is
+:mod:`envs.observation`. One episode is one hand.
+
+| | |
+|---|---|
+| Import | `from envs import soko_v0, follow_the_bitch_v0` |
+| Create | `soko_v0.env(num_players=2, render_mode=None, stacks=None, rules=None, reward="big_bets", **rules_fields)` |
+| Agents | `player_0` ... `player_{n-1}`: agent `player_i` is seat `i`; 2..8 players (Soko), 2..7 (Follow the Bitch) |
+| Actions | `Discrete(2 + sizes)`: 3 in fixed limit, 5 in spread limit, 6 in pot and no limit |
+| Observation | `Dict(observation=Box(0, 1, (size,), float32), action_mask=Box(0, 1, (actions,), int8))` |
+| Observation size | Soko 606 (fixed limit); Follow the Bitch 590, with Low Chicago 617 (+2 or +3 in other betting) |
+| Rewards | at the end of the hand only: net chips / big bet (`reward="chips"`: raw chips); zero-sum |
+| Infos | `{}` during the hand; at the end `payoff` (chips), `payoffs` (every seat), `showdown` |
+| Episode | one hand; `env.unwrapped.game` is the engine's `Game` |
+| Render modes | `"ansi"` (returns a text table), `"human"` (prints it after each step) |
+
+Keyword arguments: ``num_players`` (2 up to the game's maximum), ``render_mode``, ``stacks``
+(chips per seat: one int for every seat or a list), ``rules`` (a preset name of this game, e.g.
+``"soko_nordic"`` or ``"follow_the_bitch_low_chicago"``, or a ``Rules`` value), ``reward``
+(``"big_bets"`` or ``"chips"``), and any field of the rules data as an override
+(``low_chicago=True``, ``betting="no_limit"``, ``bring_in="highest"``, ...).
+
+``reset(seed=None, options=None)``: ``options`` may hold ``"deck"`` (cards top first, as the
+engine takes them: a full order replays a deal exactly, a partial one is dealt first),
+``"button"`` (the dealer seat) and ``"stacks"``; whatever is not given comes from the env's
+generator, which ``seed`` reseeds. Unknown option keys are ignored.
+
+Actions
+-------
+
+| Id | Action |
+|---|---|
+| 0 | fold (offered only when the player owes chips) |
+| 1 | check or call; posts the bring-in when that is the choice |
+| 2, 3, ... | bet, complete or raise to the sizes `Game.bet_sizes()` offers, ascending (2 is the smallest) |
+
+The action mask marks exactly the engine's legal actions (all zeros for a seat that is not
+to act). ``env()`` wraps the raw env in PettingZoo's ``TerminateIllegalWrapper`` (an illegal id
+ends the hand with reward -1 for the offender, like ``texas_holdem_v4``),
+``AssertOutOfBoundsWrapper`` and ``OrderEnforcingWrapper``; ``raw_env().step`` raises
+``ValueError`` with the engine's reason instead.
+
+Observation
+-----------
+
+One flat float32 vector of named pieces (:class:`envs.observation.Layout`), values in [0, 1].
+Cards are one-hot at ``4 * rank + suit`` (ranks 2..A = 0..12, suits c d h s = 0..3); seats
+are relative to the observer (slot 0 is the observer, slot 1 the next seat clockwise) and
+padded to the game's maximum players. Chip amounts are scaled as :mod:`envs.observation`
+says. Nothing in an agent's observation depends on another seat's face-down cards.
+
+Soko (preset ``soko``, fixed limit):
+
+| Index | Piece | Size | Meaning |
+|---|---|---|---|
+| 0-51 | `hole_cards` | 52 | own face-down cards (one-hot by card) |
+| 52-467 | `up_cards` | 416 | face-up cards of each relative seat (8 x 52, seat-major) |
+| 468 | `pot` | 1 | chips in the pot (antes included) |
+| 469 | `to_call` | 1 | chips the observer must add to call (0 when not its turn) |
+| 470 | `pot_odds` | 1 | to_call / (pot + to_call) |
+| 471 | `bet_sizes` | 1 | raise-to total of action id 2+i when offered, else 0 |
+| 472 | `bet_size` | 1 | this round's bet size / big bet |
+| 473 | `raises` | 1 | bets and raises made this round / (1 + max_raises) |
+| 474-477 | `street` | 4 | betting round, one-hot |
+| 478-485 | `seated` | 8 | relative seat is at the table (0: padding) |
+| 486-493 | `to_act` | 8 | relative seat is to act |
+| 494-501 | `button` | 8 | relative seat has the button |
+| 502-509 | `stack` | 8 | chips behind, per relative seat |
+| 510-517 | `committed` | 8 | chips put in this betting round, per relative seat |
+| 518-525 | `total_committed` | 8 | chips put in this hand (antes included), per relative seat |
+| 526-533 | `folded` | 8 | relative seat has folded |
+| 534-541 | `all_in` | 8 | relative seat is all-in |
+| 542-605 | `history` | 64 | per relative seat and street (8 x 4 x 2, seat-major): bets/completions/raises, calls (bring-in included) |
+
+Follow the Bitch with Low Chicago (preset ``follow_the_bitch_low_chicago``, fixed limit;
+without Low Chicago the two ``chicago_*`` pieces are absent and later pieces move up by 27):
+
+| Index | Piece | Size | Meaning |
+|---|---|---|---|
+| 0-51 | `hole_cards` | 52 | own face-down cards (one-hot by card) |
+| 52-415 | `up_cards` | 364 | face-up cards of each relative seat (7 x 52, seat-major) |
+| 416-429 | `wild_rank` | 14 | wild rank in force (2..A), last slot: nothing is wild |
+| 430 | `queens_wild` | 1 | 1 when queens are wild (option queens_wild) |
+| 431-482 | `wild_cards` | 52 | visible cards (own face-down and all face-up) that are wild now |
+| 483-496 | `chicago_hole` | 14 | lowest face-down spade held (A, 2, ..., K), last slot: none |
+| 497-509 | `chicago_up` | 13 | spades seen face up (A, 2, ..., K): none of them can win Low Chicago |
+| 510 | `pot` | 1 | chips in the pot (antes included) |
+| 511 | `to_call` | 1 | chips the observer must add to call (0 when not its turn) |
+| 512 | `pot_odds` | 1 | to_call / (pot + to_call) |
+| 513 | `bet_sizes` | 1 | raise-to total of action id 2+i when offered, else 0 |
+| 514 | `bet_size` | 1 | this round's bet size / big bet |
+| 515 | `raises` | 1 | bets and raises made this round / (1 + max_raises) |
+| 516-518 | `street` | 3 | betting round, one-hot |
+| 519-525 | `seated` | 7 | relative seat is at the table (0: padding) |
+| 526-532 | `to_act` | 7 | relative seat is to act |
+| 533-539 | `button` | 7 | relative seat has the button |
+| 540-546 | `stack` | 7 | chips behind, per relative seat |
+| 547-553 | `committed` | 7 | chips put in this betting round, per relative seat |
+| 554-560 | `total_committed` | 7 | chips put in this hand (antes included), per relative seat |
+| 561-567 | `folded` | 7 | relative seat has folded |
+| 568-574 | `all_in` | 7 | relative seat is all-in |
+| 575-616 | `history` | 42 | per relative seat and street (7 x 3 x 2, seat-major): bets/completions/raises, calls (bring-in included) |
+
+Other betting structures widen ``bet_sizes`` (3 slots in spread limit, 4 in pot and no limit)
+and shift what follows; ``env.unwrapped.layout.table()`` prints the table of any variant.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import gymnasium
+import numpy as np
+from gymnasium import spaces
+from gymnasium.utils import EzPickle, seeding
+from pettingzoo import AECEnv
+from pettingzoo.utils import wrappers
+
+from envs.actions import apply_action, num_actions
+from envs.engine.cards import format_cards
+from envs.engine.game import Game
+from envs.engine.rules import RULES, Rules, get_rules
+from envs.observation import ObservationEncoder
+
+REWARD_UNITS = ("big_bets", "chips")
+
+
+def make_rules(game: str, presets: tuple[str, ...], rules: Rules | str | None = None, **overrides) -> Rules:
+    """The rules an env runs: a preset of ``game`` (default: the one named ``game``) or a Rules
+    value, with field overrides. Presets of another game are refused with a clear message."""
+    if rules is None:
+        rules = game
+    if isinstance(rules, str) and rules not in presets:
+        others = [name for name in RULES if name not in presets]
+        hint = f" ({rules!r} belongs to another env)" if rules in others else ""
+        raise ValueError(f"unknown {game} preset {rules!r}{hint}; presets are {', '.join(presets)}")
+    return get_rules(rules, **overrides)
+
+
+def wrap_env(raw: AECEnv) -> AECEnv:
+    """PettingZoo's standard wrappers, in the order the classic card games use."""
+    env = wrappers.TerminateIllegalWrapper(raw, illegal_reward=-1)
+    env = wrappers.AssertOutOfBoundsWrapper(env)
+    env = wrappers.OrderEnforcingWrapper(env)
+    return env
+
+
+def new_game(rules: Rules, num_players: int, rng: np.random.Generator, *, stacks=None,
+             options: dict | None = None) -> Game:
+    """A hand dealt from ``options`` (``deck``, ``button``, ``stacks``) and ``rng`` for the rest.
+
+    The button is drawn first, then the deck is shuffled, both from ``rng``.
+    """
+    options = options or {}
+    button = options.get("button")
+    if button is None:
+        button = int(rng.integers(num_players))
+    stacks = options.get("stacks", stacks)
+    return Game(rules, num_players, stacks=stacks, button=button, deck=options.get("deck"), seed=rng)
+
+
+def normalize_stacks(stacks, num_players: int):
+    """``None``, one int for every seat, or one value per seat (the engine checks them)."""
+    if stacks is None:
+        return None
+    if isinstance(stacks, (int, np.integer)) and not isinstance(stacks, bool):
+        return (int(stacks),) * num_players
+    return tuple(stacks)
+
+
+class StudEnv(AECEnv, EzPickle):
+    """The AEC env shared by every stud game; a game module binds ``game_name`` and ``presets``."""
+
+    game_name: ClassVar[str] = ""
+    presets: ClassVar[tuple[str, ...]] = ()
+    metadata: ClassVar[dict[str, Any]] = {
+        "render_modes": ["ansi", "human"],
+        "name": "stud_v0",
+        "is_parallelizable": False,
+        "render_fps": 1,
+    }
+
+    def __init__(self, num_players: int = 2, render_mode: str | None = None, stacks=None,
+                 rules: Rules | str | None = None, reward: str = "big_bets", **overrides) -> None:
+        EzPickle.__init__(self, num_players=num_players, render_mode=render_mode, stacks=stacks,
+                          rules=rules, reward=reward, **overrides)
+        super().__init__()
+        if not self.game_name:
+            raise TypeError("StudEnv is shared code: create soko_v0.env() or follow_the_bitch_v0.env()")
+        self.rules = r = make_rules(self.game_name, self.presets, rules, **overrides)
+        if type(num_players) is not int or not r.min_players <= num_players <= r.max_players:
+            raise ValueError(f"{r.name} takes {r.min_players} to {r.max_players} players, not {num_players!r}")
+        if render_mode not in (None, *self.metadata["render_modes"]):
+            raise ValueError(f"render_mode must be None or one of {self.metadata['render_modes']}, "
+                             f"not {render_mode!r}")
+        if reward not in REWARD_UNITS:
+            raise ValueError(f"reward must be one of {', '.join(REWARD_UNITS)}, not {reward!r}")
+        self.num_players = num_players
+        self.render_mode = render_mode
+        self.stacks = normalize_stacks(stacks, num_players)
+        self.reward_unit = reward
+        self.encoder = ObservationEncoder(r)
+        self.layout = self.encoder.layout
+        self.num_actions = num_actions(r)
+        self.possible_agents = [f"player_{i}" for i in range(num_players)]
+        self._seat_of = {a: i for i, a in enumerate(self.possible_agents)}
+        self.observation_spaces = {
+            a: spaces.Dict({
+                "observation": spaces.Box(0.0, 1.0, (self.layout.size,), np.float32),
+                "action_mask": spaces.Box(0, 1, (self.num_actions,), np.int8),
+            })
+            for a in self.possible_agents
+        }
+        self.action_spaces = {a: spaces.Discrete(self.num_actions) for a in self.possible_agents}
+        self.np_random: np.random.Generator | None = None
+        self.game: Game | None = None
+
+    # ------------------------------------------------------------------------------------
+    # PettingZoo API
+
+    def observation_space(self, agent: str) -> spaces.Space:
+        return self.observation_spaces[agent]
+
+    def action_space(self, agent: str) -> spaces.Space:
+        return self.action_spaces[agent]
+
+    def reset(self, seed: int | None = None, options: dict | None = None) -> None:
+        if seed is not None or self.np_random is None:
+            self.np_random, _ = seeding.np_random(seed)
+        self.game = game = new_game(self.rules, self.num_players, self.np_random, stacks=self.stacks,
+                                    options=options)
+        self.agents = self.possible_agents[:]
+        self.rewards = dict.fromkeys(self.agents, 0.0)
+        self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
+        self.terminations = dict.fromkeys(self.agents, False)
+        self.truncations = dict.fromkeys(self.agents, False)
+        self.infos = {a: {} for a in self.agents}
+        if game.is_over:  # every seat all-in from the antes: the hand played itself out
+            self.agent_selection = self.agents[0]
+            self._end_hand()
+        else:
+            self.agent_selection = self.possible_agents[game.current_player]
+
+    def observe(self, agent: str) -> dict[str, np.ndarray]:
+        obs, mask = self.encoder.observe(self.game, self._seat_of[agent])
+        return {"observation": obs, "action_mask": mask}
+
+    def step(self, action) -> None:
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            self._was_dead_step(action)
+            return
+        if action is None:
+            raise ValueError(f"{agent} is to act: give an action id, not None")
+        apply_action(self.game, action)  # an illegal id raises ValueError with the engine's reason
+        self._cumulative_rewards[agent] = 0.0
+        game = self.game
+        if game.is_over:
+            self._end_hand()
+        else:
+            self.agent_selection = self.possible_agents[game.current_player]
+        if self.render_mode == "human":
+            self.render()
+
+    def _end_hand(self) -> None:
+        game = self.game
+        payoffs = game.payoffs
+        big = self.rules.big_bet
+        showdown = any(e.kind == "show" for e in game.log)
+        for agent, p in zip(self.possible_agents, payoffs):
+            self.rewards[agent] = p / big if self.reward_unit == "big_bets" else float(p)
+            self.terminations[agent] = True
+            self.infos[agent] = {"payoff": p, "payoffs": payoffs, "showdown": showdown}
+        self._accumulate_rewards()
+        self._deads_step_first()
+
+    def render(self) -> str | None:
+        if self.render_mode is None:
+            gymnasium.logger.warn("render() was called without a render_mode (choose 'ansi' or 'human')")
+            return None
+        text = render_text(self.game, self.possible_agents)
+        if self.render_mode == "human":
+            print(text)
+            return None
+        return text
+
+    def close(self) -> None:
+        pass
+
+
+# ----------------------------------------------------------------------------------------
+# Text render
+
+
+def render_text(game: Game | None, names: list[str] | None = None) -> str:
+    """A table of the hand: seats, stacks, cards (face-down hidden until shown), wild rank,
+    pot, whose turn, then the hand history so far."""
+    if game is None:
+        return "(no hand: call reset() first)"
+    r = game.rules
+    n = game.num_players
+    names = names or [f"player_{i}" for i in range(n)]
+    shown = {e.seat: e.cards for e in game.log if e.kind == "show"}
+    if game.is_over:
+        state = "hand over"
+    else:
+        state = (f"betting round {game.street + 1} of {r.num_rounds}, bet size {game.bet_size}; "
+                 f"to act: seat {game.current_player} ({names[game.current_player]}), "
+                 f"{game.to_call} to call")
+    lines = [f"{r.name}, {n} players, {r.betting.replace('_', ' ')}: {state}"]
+    if r.follow_the_queen:
+        wild = ", ".join(game.wild_ranks) or "nothing"
+        lines.append(f"Wild: {wild}")
+    lines.append(f"Pot: {game.pot}")
+    header = f"{'seat':<6}{'agent':<12}{'stack':>7}{'round':>7}{'hand':>7}  cards"
+    lines.append(header)
+    lines.append("-" * (len(header) + 24))
+    stacks, committed, total = game.stacks, game.committed, game.total_committed
+    folded, all_in = game.folded, game.all_in
+    for s in range(n):
+        down = format_cards(shown[s]) if s in shown else " ".join(["??"] * len(game.hole_cards(s)))
+        up = format_cards(game.up_cards(s))
+        marks = []
+        if s == game.button:
+            marks.append("button")
+        if folded[s]:
+            marks.append("folded")
+        if all_in[s]:
+            marks.append("all-in")
+        if s == game.current_player:
+            marks.append("<- to act")
+        if game.is_over:
+            marks.append(f"{game.payoffs[s]:+d}")
+        seat = f"{s}"
+        lines.append(f"{seat:<6}{names[s]:<12}{stacks[s]:>7}{committed[s]:>7}{total[s]:>7}  "
+                     f"[{down}] {up}  {' '.join(marks)}".rstrip())
+    lines.append("History:")
+    lines.extend("  " + e.describe() for e in game.log if not (e.kind == "deal" and not e.up))
+    return "\n".join(lines)
