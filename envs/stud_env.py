@@ -150,11 +150,43 @@ def make_rules(game: str, presets: tuple[str, ...], rules: Rules | str | None = 
 
 
 def wrap_env(raw: AECEnv) -> AECEnv:
-    """PettingZoo's standard wrappers, in the order the classic card games use."""
-    env = wrappers.TerminateIllegalWrapper(raw, illegal_reward=-1)
-    env = wrappers.AssertOutOfBoundsWrapper(env)
-    env = wrappers.OrderEnforcingWrapper(env)
-    return env
+    """PettingZoo's standard wrappers, in the order the classic card games use.
+
+    A wrapper finds every attribute of the env it wraps through a chain of ``__getattr__``
+    calls, one per wrapper; reading ``agent_selection``, ``terminations`` and the rest that way
+    costs more than a whole game step. So a :class:`StudEnv` copies those attributes into the
+    wrappers' own ``__dict__`` whenever it assigns them (:func:`mirrored`): the wrappers run
+    unchanged and read the same values, without the chain. Before the first ``reset()`` nothing
+    is copied, so ``OrderEnforcingWrapper`` still refuses early access.
+    """
+    wrapped = [wrappers.TerminateIllegalWrapper(raw, illegal_reward=-1)]
+    wrapped.append(wrappers.AssertOutOfBoundsWrapper(wrapped[-1]))
+    wrapped.append(wrappers.OrderEnforcingWrapper(wrapped[-1]))
+    if isinstance(raw, StudEnv):
+        raw.mirror_into(wrapped)
+    return wrapped[-1]
+
+
+MIRRORED = ("agents", "agent_selection", "rewards", "_cumulative_rewards", "terminations",
+            "truncations", "infos")
+"""The per-step AEC attributes a :class:`StudEnv` copies into its wrappers (see wrap_env)."""
+
+
+def mirrored(name: str) -> property:
+    """An attribute whose every assignment is copied into the env's wrappers."""
+
+    def get(self):
+        try:
+            return self.__dict__["_value_" + name]
+        except KeyError:
+            raise AttributeError(f"{name} is set by reset()") from None
+
+    def set(self, value) -> None:
+        self.__dict__["_value_" + name] = value
+        for wrapper in self.__dict__.get("_mirrors", ()):
+            wrapper.__dict__[name] = value
+
+    return property(get, set, doc=f"``{name}`` (copied into the wrappers on assignment)")
 
 
 def new_game(rules: Rules, num_players: int, rng: np.random.Generator, *, stacks=None,
@@ -229,6 +261,23 @@ class StudEnv(AECEnv, EzPickle):
 
     # ------------------------------------------------------------------------------------
     # PettingZoo API
+
+    agents = mirrored("agents")
+    agent_selection = mirrored("agent_selection")
+    rewards = mirrored("rewards")
+    _cumulative_rewards = mirrored("_cumulative_rewards")
+    terminations = mirrored("terminations")
+    truncations = mirrored("truncations")
+    infos = mirrored("infos")
+
+    def mirror_into(self, wrappers_: list) -> None:
+        """Copy the per-step attributes into ``wrappers_`` from now on (see :func:`wrap_env`)."""
+        self.__dict__["_mirrors"] = list(wrappers_)
+        for name in MIRRORED:
+            value = self.__dict__.get("_value_" + name)
+            if value is not None:
+                for wrapper in wrappers_:
+                    wrapper.__dict__[name] = value
 
     def observation_space(self, agent: str) -> spaces.Space:
         return self.observation_spaces[agent]

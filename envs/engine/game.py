@@ -175,6 +175,8 @@ class Game:
         self._acted_level: list[int | None] = [None] * n
         self._pending: set[int] = set()
         self._bring_in_due = False
+        self._bounds_key: tuple[int, int] | None = None
+        self._bounds: tuple[int, int] | None = None
         self._post_antes()
         self._deal_street(0)
         self._start_round()
@@ -438,7 +440,24 @@ class Game:
         return self._level + max(self._bet, self._last_increment)
 
     def _raise_bounds(self, p: int) -> tuple[int, int] | None:
-        """(lowest, highest) raise-to totals for seat ``p``, or None if it may not raise."""
+        """(lowest, highest) raise-to totals for seat ``p``, or None if it may not raise.
+
+        Asked several times per decision (mask, sizes, the action itself), so it is kept until
+        the state changes; every change appends to the log, so the log length dates it."""
+        key = (len(self.log), p)
+        if key != self._bounds_key:
+            self._bounds_key = key
+            self._bounds = self._raise_bounds_now(p)
+        return self._bounds
+
+    def _someone_else_can_act(self, p: int) -> bool:
+        folded, stacks = self._folded, self._stacks
+        for q in range(self.num_players):
+            if q != p and not folded[q] and stacks[q] > 0:
+                return True
+        return False
+
+    def _raise_bounds_now(self, p: int) -> tuple[int, int] | None:
         r = self.rules
         all_in = self._committed[p] + self._stacks[p]
         if all_in <= self._level:
@@ -449,7 +468,7 @@ class Game:
         acted = self._acted_level[p]
         if acted is not None and acted >= self._full_level:
             return None  # only an incomplete all-in raise since it acted: betting is not reopened
-        if not any(q != p and self._can_act(q) for q in range(self.num_players)):
+        if not self._someone_else_can_act(p):
             return None  # nobody left who could call a raise
         low = self._min_raise_to()
         if r.betting == "fixed_limit":
@@ -476,7 +495,7 @@ class Game:
                 return f"seat {p} has no chips beyond a call, so it cannot raise"
             if r.betting in ("fixed_limit", "spread_limit") and self._raises >= 1 + r.max_raises:
                 return f"the betting is capped: a bet and {r.max_raises} raises have been made this round"
-            if not any(q != p and self._can_act(q) for q in range(self.num_players)):
+            if not self._someone_else_can_act(p):
                 return f"every other player is all-in or folded, so seat {p} can only call or fold"
             return f"seat {p} already acted and faces only an incomplete all-in raise: it may call or fold"
         if amount is None:
@@ -495,14 +514,12 @@ class Game:
 
     def _build_deck(self, deck, seed) -> list[Card]:
         given = parse_cards(deck) if deck is not None else ()
-        need = self.rules.cards_per_player * self.num_players
         rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+        if not given:
+            return [DECK[i] for i in rng.permutation(52).tolist()]
         taken = set(given)
         rest = [c for c in DECK if c not in taken]
-        rest = [rest[i] for i in rng.permutation(len(rest))]
-        order = list(given) + rest
-        assert len(order) >= need
-        return order
+        return list(given) + [rest[i] for i in rng.permutation(len(rest)).tolist()]
 
     def _put_in(self, p: int, amount: int) -> int:
         amount = min(amount, self._stacks[p])
@@ -610,9 +627,9 @@ class Game:
 
     def _after_action(self, p: int) -> None:
         n = self.num_players
-        in_hand = [q for q in range(n) if not self._folded[q]]
-        if len(in_hand) == 1:
-            self._award_uncontested(in_hand[0])
+        folded = self._folded
+        if folded.count(False) == 1:
+            self._award_uncontested(folded.index(False))
             return
         if not self._pending:
             if self._next_street():
