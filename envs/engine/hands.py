@@ -315,8 +315,58 @@ class _Table:
                 best = score
         return value if best == value else HandValue(best)
 
+    def checked(self, cards) -> HandValue:
+        """The slow path: validate everything, fill the caches, then answer."""
+        cards = parse_cards(cards)
+        if not 1 <= len(cards) <= 7:
+            raise ValueError(f"a hand has 1 to 7 cards, not {len(cards)}")
+        key = sum(map(_CODE_OF, cards))
+        value, need = self.by_ranks.get(key & _RANK_MASK) or self.rank_entry(key & _RANK_MASK)
+        if _MAX_SUIT[(key >> _RANK_BITS) & _SUIT_FIELD] >= need:
+            return self.flush_value(key, len(cards), value)
+        return value
+
+    def make_fast(self):
+        """The per-call evaluator of this configuration: a closure over its caches."""
+        C = _CODE
+        by_ranks = self.by_ranks
+        max_suit = _MAX_SUIT
+        flush_value = self.flush_value
+        checked = self.checked
+        card_type = Card
+
+        def evaluate_hand(cards) -> HandValue:
+            try:
+                n = len(cards)
+                # Only Cards take the fast path: True or 1.0 would find a code too (they equal 1).
+                if n == 5:
+                    a, b, c, d, e = cards
+                    if not type(a) is type(b) is type(c) is type(d) is type(e) is card_type:
+                        return checked(cards)
+                    key = C[a] + C[b] + C[c] + C[d] + C[e]
+                elif n == 7:
+                    a, b, c, d, e, f, g = cards
+                    if not type(a) is type(b) is type(c) is type(d) is type(e) is type(f) is type(g) is card_type:
+                        return checked(cards)
+                    key = C[a] + C[b] + C[c] + C[d] + C[e] + C[f] + C[g]
+                else:
+                    if set(map(type, cards)) != _JUST_CARDS:
+                        return checked(cards)
+                    key = sum(map(_CODE_OF, cards))
+                value, need = by_ranks[key & _RANK_MASK]
+            except (KeyError, TypeError, ValueError):
+                return checked(cards)
+            if (key >> _CARD_BITS).bit_count() != n:  # a card given twice
+                return checked(cards)
+            if max_suit[(key >> _RANK_BITS) & _SUIT_FIELD] >= need:
+                return flush_value(key, n, value)
+            return value
+
+        return evaluate_hand
+
 
 _TABLES: dict[object, _Table] = {}
+_EVALUATORS: dict[object, object] = {}
 
 
 def _table_for(canadian: bool, wild_ranks: object, double_ace_flush: bool,
@@ -332,11 +382,26 @@ def _table_for(canadian: bool, wild_ranks: object, double_ace_flush: bool,
     table = _TABLES.get(canonical)
     if table is None:
         table = _TABLES[canonical] = _Table(*canonical)
-    try:
-        _TABLES[canadian, wild_ranks, double_ace_flush, ace_low_four_straight] = table
-    except TypeError:  # an unhashable wild_ranks (a list): no alias, the next call comes here again
-        pass
+        _EVALUATORS[canonical] = table.make_fast()
     return table
+
+
+def evaluator(*, canadian: bool = False, wild_ranks: Iterable[str] = (), double_ace_flush: bool = False,
+              ace_low_four_straight: bool = True):
+    """The evaluator of one configuration, a function ``cards -> HandValue``: the same answers
+    as :func:`evaluate` with these options, without looking the options up on every call.
+
+    >>> soko = evaluator(canadian=True)
+    >>> str(soko("Kc 9c 5c 2c 7d"))
+    'Four-flush, king high'
+    """
+    table = _table_for(canadian, wild_ranks, double_ace_flush, ace_low_four_straight)
+    fast = _EVALUATORS[(table.canadian, table.wild, table.double_ace_flush, table.ace_low)]
+    try:  # remember the options as given too, so evaluate() finds them in one look-up
+        _EVALUATORS[canadian, wild_ranks, double_ace_flush, ace_low_four_straight] = fast
+    except TypeError:  # an unhashable wild_ranks (a list): evaluate() comes here each time
+        pass
+    return fast
 
 
 def evaluate(cards: Sequence[Card] | str, *, canadian: bool = False, wild_ranks: Iterable[str] = (),
@@ -347,48 +412,15 @@ def evaluate(cards: Sequence[Card] | str, *, canadian: bool = False, wild_ranks:
     that are wild (``("9",)``; a tuple is fastest); ``double_ace_flush`` lets a wild in a flush
     be an ace the hand already holds; ``ace_low_four_straight`` admits A-2-3-4 as the lowest
     four-straight. Raises ``ValueError`` for malformed or duplicate cards, an unknown wild rank,
-    or a hand of 0 or more than 7 cards.
+    or a hand of 0 or more than 7 cards. For many hands under one configuration,
+    :func:`evaluator` saves the look-up of the options.
     """
-    C = _CODE
     try:
-        table = _TABLES[canadian, wild_ranks, double_ace_flush, ace_low_four_straight]
-        n = len(cards)
-        # Only Cards take the fast path: True or 1.0 would find a code too (they equal 1).
-        if n == 5:
-            a, b, c, d, e = cards
-            if not type(a) is type(b) is type(c) is type(d) is type(e) is Card:
-                raise TypeError
-            key = C[a] + C[b] + C[c] + C[d] + C[e]
-        elif n == 7:
-            a, b, c, d, e, f, g = cards
-            if not type(a) is type(b) is type(c) is type(d) is type(e) is type(f) is type(g) is Card:
-                raise TypeError
-            key = C[a] + C[b] + C[c] + C[d] + C[e] + C[f] + C[g]
-        else:
-            if set(map(type, cards)) != _JUST_CARDS:
-                raise TypeError
-            key = sum(map(_CODE_OF, cards))
-        value, need = table.by_ranks[key & _RANK_MASK]
-    except (KeyError, TypeError, ValueError):
-        return _evaluate_checked(cards, canadian, wild_ranks, double_ace_flush, ace_low_four_straight)
-    if (key >> _CARD_BITS).bit_count() != n:  # a card given twice
-        return _evaluate_checked(cards, canadian, wild_ranks, double_ace_flush, ace_low_four_straight)
-    if _MAX_SUIT[(key >> _RANK_BITS) & _SUIT_FIELD] >= need:
-        return table.flush_value(key, n, value)
-    return value
-
-
-def _evaluate_checked(cards, canadian, wild_ranks, double_ace_flush, ace_low_four_straight) -> HandValue:
-    """The slow path: validate everything, fill the caches, then answer."""
-    cards = parse_cards(cards)
-    if not 1 <= len(cards) <= 7:
-        raise ValueError(f"a hand has 1 to 7 cards, not {len(cards)}")
-    table = _table_for(canadian, wild_ranks, double_ace_flush, ace_low_four_straight)
-    key = sum(map(_CODE_OF, cards))
-    value, need = table.by_ranks.get(key & _RANK_MASK) or table.rank_entry(key & _RANK_MASK)
-    if _MAX_SUIT[(key >> _RANK_BITS) & _SUIT_FIELD] >= need:
-        return table.flush_value(key, len(cards), value)
-    return value
+        fast = _EVALUATORS[canadian, wild_ranks, double_ace_flush, ace_low_four_straight]
+    except (KeyError, TypeError):
+        fast = evaluator(canadian=canadian, wild_ranks=wild_ranks, double_ace_flush=double_ace_flush,
+                         ace_low_four_straight=ace_low_four_straight)
+    return fast(cards)
 
 
 # ---------------------------------------------------------------------------------------------
