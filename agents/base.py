@@ -1,0 +1,125 @@
+"""The one agent interface used by the tournament, by the training env's opponents and by
+trained policies.
+
+An agent sees a hand only through :class:`~envs.engine.game.PlayerView` (``game.view(seat)``):
+its own face-down cards, every face-up card, the stacks, the pot and the betting so far, with
+other seats' face-down cards removed from the log. It answers with a legal action id from
+``envs.actions`` (0 fold, 1 check/call, 2.. bet or raise sizes ascending) given the action mask.
+
+Randomness comes from a ``numpy.random.Generator`` that the harness seeds through
+:meth:`Agent.reset` before each hand, so a tournament gives the same result for any number of
+worker processes.
+
+A policy that needs more than the view to encode its input (a trained network with the env's
+observation encoder) may also define ``act_game(game, seat, action_mask)``; harnesses call
+:func:`choose_action`, which prefers ``act_game`` when an agent has it. Such an agent must only
+read what ``seat`` may see; ``tests/test_agents.py`` checks every registered agent for that.
+
+>>> from envs.engine.game import Game
+>>> class AlwaysCall(Agent):
+...     def act(self, view, action_mask):
+...         return 1
+>>> g = Game("soko", 2, seed=0)
+>>> choose_action(AlwaysCall(), g)
+1
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+
+import numpy as np
+
+from envs.actions import CHECK_CALL, FIRST_BET, FOLD, action_mask as legal_mask
+from envs.engine.game import Game, PlayerView
+
+__all__ = ["Agent", "choose_action", "legal_ids", "FOLD", "CHECK_CALL", "FIRST_BET"]
+
+
+class Agent(ABC):
+    """Chooses actions from what one seat may see.
+
+    Subclasses implement :meth:`act`. ``name`` is the spec string that made the agent (set by
+    ``agents.registry.make_agent``); ``rng`` is the agent's generator, re-seeded by
+    :meth:`reset`.
+    """
+
+    name: str = "agent"
+
+    def __init__(self) -> None:
+        self.rng = np.random.default_rng(0)
+
+    def reset(self, seed: int | np.random.SeedSequence | None = None) -> None:
+        """Re-seed the agent's generator; the harness calls this before every hand."""
+        self.rng = np.random.default_rng(seed)
+
+    @abstractmethod
+    def act(self, view: PlayerView, action_mask: np.ndarray) -> int:
+        """A legal action id (``action_mask[id] == 1``) for ``view.seat``, which is to act."""
+
+    def warm_up(self, rules) -> None:
+        """Build any lookup tables the agent needs for ``rules`` (called once per tournament,
+        before worker processes start, so they share the work). Default: nothing."""
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.name}>"
+
+
+def legal_ids(action_mask: np.ndarray) -> np.ndarray:
+    """The legal action ids, ascending."""
+    return np.flatnonzero(action_mask)
+
+
+_REPLAY_BET = frozenset(("complete", "bet", "raise"))
+_REPLAY_CALL = frozenset(("bring_in", "call", "check"))
+
+
+def game_from_view(view: PlayerView) -> Game:
+    """A game that looks to ``view.seat`` exactly like the one ``view`` came from.
+
+    The deal and the betting are replayed from the view's log; the other seats' face-down
+    cards, which the view does not hold, are stand-ins (unseen cards in index order). So
+    ``game_from_view(view).view(view.seat) == view``, and whatever is computed from the
+    replayed game cannot depend on the real hidden cards. Policies whose encoder needs a
+    :class:`Game` use this when they are only given a view.
+    """
+    seen = {int(c) for c in view.hole_cards}
+    for up in view.up_cards:
+        seen.update(int(c) for c in up)
+    stand_ins = iter(c for c in range(52) if c not in seen)
+    deck = []
+    for event in view.log:
+        if event.kind == "deal":
+            deck.append(int(event.cards[0]) if event.cards else next(stand_ins))
+    stacks = tuple(s + t for s, t in zip(view.stacks, view.total_committed))
+    game = Game(view.rules, view.num_players, stacks=stacks, button=view.button, deck=deck, seed=0)
+    for event in view.log:
+        kind = event.kind
+        if kind in _REPLAY_CALL:
+            game.check_or_call()
+        elif kind in _REPLAY_BET:
+            game.bet_or_raise(event.to)
+        elif kind == "fold":
+            game.fold()
+    return game
+
+
+def choose_action(agent, game: Game, mask: np.ndarray | None = None) -> int:
+    """Ask ``agent`` for the current player's action: ``act_game(game, seat, mask)`` if the agent
+    defines it, else ``act(game.view(seat), mask)``. An illegal answer is a ValueError naming
+    the agent, so a broken agent never corrupts a game."""
+    seat = game.current_player
+    if seat is None:
+        raise ValueError("the hand is over: nobody is to act")
+    if mask is None:
+        mask = legal_mask(game)
+    act_game = getattr(agent, "act_game", None)
+    if act_game is not None:
+        action = act_game(game, seat, mask)
+    else:
+        action = agent.act(game.view(seat), mask)
+    action = int(action)
+    if not (0 <= action < len(mask) and mask[action]):
+        raise ValueError(f"agent {getattr(agent, 'name', agent)!r} chose action {action}, which is "
+                         f"not legal now (legal ids: {legal_ids(mask).tolist()})")
+    return action

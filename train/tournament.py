@@ -1,0 +1,705 @@
+"""Duplicate tournaments between agents: cross-table, ranking against the field, 95% intervals.
+
+    python train/tournament.py --game soko --agents tag equity random call --hands 20000 \\
+        --players 2 --seed 0
+    python train/tournament.py --game follow_the_bitch --rule low_chicago=true --agents tag random
+
+**Matches.** Heads-up, every pair of agents is a match; with ``--players n > 2`` every set of
+``n`` agents is a table. A match plays ``--hands`` hands.
+
+**Duplicate deals.** A match's hands come in *groups*, one per deal: heads-up, the same deck
+order is played twice with the agents' seats swapped; at a table of ``n``, it is played ``n``
+times, once per rotation of the seating, so every agent holds every seat's cards (the button
+stays on seat 0, and the deal follows the engine's order: passes from seat 1 clockwise). The
+luck of the cards cancels within a group. In multi-way hands a fold changes who receives the
+later cards (the engine deals only to active seats), so there the replay is exact only up to
+the first fold. ``--no-duplicate`` keeps the same groups and seatings but gives every hand its
+own deck, for comparison.
+
+**Reproducibility.** Deck orders and each agent's per-hand generator seed come from
+``numpy.random.SeedSequence(seed, spawn_key=(match key, group))``, where the match key is a
+CRC-32 of the agents' names at the table; every hand is played from scratch (agents are
+re-seeded by ``Agent.reset`` before each hand). In duplicate mode an agent gets the same seed
+in every seating of a deal (common random numbers: the random agent's coin flips are replayed
+too, which cancels more of its luck); with ``--no-duplicate`` every hand has its own seeds. Work is split into chunks of groups for
+``--workers`` processes, and results are put back in group order, so the numbers are identical
+for any worker count.
+
+**Statistics.** The sampling unit is the group: an agent's result for a group is its mean
+result in big bets over the group's hands (heads-up: over the two seatings). A match reports
+the mean over groups, times 100 (big bets per 100 hands, bb/100), with a 95% interval from
+Student's t distribution on the groups (``mean_ci``). The cross-table cell (A, B) is, over
+the matches where both sit, the mean of half the difference of their group results (heads-up
+exactly A's result against B); the ranking averages an agent's matches, with the standard
+errors of the independent matches combined (``combine``).
+
+**Outputs** under ``runs/tournaments/<name>/``: ``results.json`` (config, rules, every match,
+cross-table, ranking, timing), ``crosstable.csv`` (bb/100 of the row agent against the column
+agent, then its result against the field), ``crosstable.png`` (a heat map with the intervals)
+and, with ``--histories N``, the first N hand histories of each match in ``histories/``.
+
+Training evaluates checkpoints with :func:`play_match`:
+
+>>> result = play_match("soko", ["call", "random"], hands=40, seed=1)
+>>> result.hands, sorted(result.bb_per_100)
+(40, ['call', 'random'])
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import dataclasses
+import itertools
+import json
+import math
+import multiprocessing as mp
+import os
+import re
+import sys
+import time
+import zlib
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+if __package__ in (None, ""):  # run as a script: make the repository importable
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from agents.base import Agent, choose_action  # noqa: E402
+from agents.registry import describe_agents, make_agent, parse_spec  # noqa: E402
+from envs.actions import action_mask, apply_action  # noqa: E402
+from envs.engine.game import Game  # noqa: E402
+from envs.engine.rules import RULES, Rules, get_rules  # noqa: E402
+
+__all__ = ["TournamentConfig", "MatchResult", "TournamentResult", "play_match", "run_tournament",
+           "main", "mean_ci", "combine", "t_quantile"]
+
+# ---------------------------------------------------------------------------------------------
+# Statistics
+
+
+def _t_central_mass(t: float, df: int) -> float:
+    """P(|T| <= t) for Student's t with integer ``df`` (Abramowitz & Stegun 26.7.3-4)."""
+    theta = math.atan(t / math.sqrt(df))
+    c2 = math.cos(theta) ** 2
+    s = math.sin(theta)
+    if df % 2:
+        if df == 1:
+            return 2 * theta / math.pi
+        term = total = math.cos(theta)
+        for k in range(2, df - 1, 2):
+            term *= c2 * k / (k + 1)
+            total += term
+        return 2 / math.pi * (theta + s * total)
+    term = total = 1.0
+    for k in range(1, df - 2, 2):
+        term *= c2 * k / (k + 1)
+        total += term
+    return s * total
+
+
+def t_quantile(confidence: float, df: int) -> float:
+    """The two-sided critical value of Student's t: P(|T| <= q) = ``confidence``.
+
+    >>> round(t_quantile(0.95, 4), 4), round(t_quantile(0.95, 30), 4), round(t_quantile(0.95, 10**6), 3)
+    (2.7764, 2.0423, 1.96)
+    """
+    if df < 1:
+        return math.nan
+    if df > 200:  # Cornish-Fisher expansion around the normal quantile (error < 1e-7 here)
+        z = _normal_quantile(0.5 + confidence / 2)
+        return (z + (z ** 3 + z) / (4 * df) + (5 * z ** 5 + 16 * z ** 3 + 3 * z) / (96 * df ** 2)
+                + (3 * z ** 7 + 19 * z ** 5 + 17 * z ** 3 - 15 * z) / (384 * df ** 3))
+    low, high = 0.0, 1.0
+    while _t_central_mass(high, df) < confidence:
+        high *= 2
+    for _ in range(100):
+        mid = (low + high) / 2
+        if _t_central_mass(mid, df) < confidence:
+            low = mid
+        else:
+            high = mid
+    return (low + high) / 2
+
+
+def _normal_quantile(p: float) -> float:
+    """The standard normal quantile, by bisection on erf (exact to double precision)."""
+    low, high = -40.0, 40.0
+    for _ in range(200):
+        mid = (low + high) / 2
+        if 0.5 * (1 + math.erf(mid / math.sqrt(2))) < p:
+            low = mid
+        else:
+            high = mid
+    return (low + high) / 2
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A mean with its 95% interval: ``mean ± half_width``; ``n`` samples, ``se`` its standard error."""
+
+    mean: float
+    half_width: float
+    se: float
+    n: int
+    df: int
+
+    @property
+    def low(self) -> float:
+        return self.mean - self.half_width
+
+    @property
+    def high(self) -> float:
+        return self.mean + self.half_width
+
+    def scaled(self, factor: float) -> Estimate:
+        return Estimate(self.mean * factor, self.half_width * factor, self.se * factor, self.n, self.df)
+
+    def as_dict(self) -> dict[str, float]:
+        return {"mean": self.mean, "ci95_low": self.low, "ci95_high": self.high,
+                "half_width": self.half_width, "se": self.se, "groups": self.n}
+
+
+def mean_ci(values: Sequence[float], confidence: float = 0.95) -> Estimate:
+    """Mean of ``values`` and the half-width of its Student-t interval (sample sd, n - 1 df).
+
+    >>> e = mean_ci([1, 2, 3, 4, 5])
+    >>> e.mean, round(e.half_width, 4)     # 2.7764 * sqrt(2.5) / sqrt(5)
+    (3.0, 1.9632)
+    """
+    x = np.asarray(values, dtype=np.float64)
+    n = len(x)
+    if n == 0:
+        return Estimate(math.nan, math.nan, math.nan, 0, 0)
+    mean = float(x.mean())
+    if n == 1:
+        return Estimate(mean, math.nan, math.nan, 1, 0)
+    se = float(x.std(ddof=1) / math.sqrt(n))
+    return Estimate(mean, t_quantile(confidence, n - 1) * se, se, n, n - 1)
+
+
+def combine(parts: Sequence[Estimate], confidence: float = 0.95) -> Estimate:
+    """The average of independent estimates (equal weights): standard errors add in
+    quadrature, degrees of freedom add up. One part comes back unchanged."""
+    if len(parts) == 1:
+        return parts[0]
+    m = len(parts)
+    mean = sum(p.mean for p in parts) / m
+    se = math.sqrt(sum(p.se ** 2 for p in parts)) / m
+    df = sum(p.df for p in parts)
+    return Estimate(mean, t_quantile(confidence, df) * se, se, sum(p.n for p in parts), df)
+
+
+# ---------------------------------------------------------------------------------------------
+# Playing
+
+
+@dataclass(frozen=True)
+class _Match:
+    index: int
+    names: tuple[str, ...]  # agent names in table order (position i)
+
+    @property
+    def key(self) -> int:
+        return zlib.crc32("|".join(self.names).encode())
+
+
+class _Runner:
+    """Plays groups of hands for any match; one per process."""
+
+    def __init__(self, rules: Rules, num_players: int, agents: dict[str, Any], *, seed: int,
+                 duplicate: bool, histories: int) -> None:
+        self.rules = rules
+        self.n = num_players
+        self.agents = {name: make_agent(a) for name, a in agents.items()}
+        self.seed = seed
+        self.duplicate = duplicate
+        self.histories = histories
+
+    def play(self, match: _Match, g0: int, g1: int) -> tuple[np.ndarray, list[tuple[int, str]]]:
+        """Chips won per (group, rotation, position) for groups g0..g1-1, and hand histories."""
+        n = self.n
+        agents = [self.agents[name] for name in match.names]
+        chips = np.zeros((g1 - g0, n, n), dtype=np.int64)
+        stories: list[tuple[int, str]] = []
+        for g in range(g0, g1):
+            rng = np.random.default_rng(np.random.SeedSequence(self.seed, spawn_key=(match.key, g)))
+            if self.duplicate:
+                decks = [rng.permutation(52).tolist()] * n
+            else:
+                decks = [rng.permutation(52).tolist() for _ in range(n)]
+            # Duplicate: an agent draws the same random stream in every seating of a deal
+            # (common random numbers); no duplicate: a fresh stream for every hand.
+            agent_seeds = rng.integers(0, 2 ** 63, size=(n, n))
+            if self.duplicate:
+                agent_seeds[:] = agent_seeds[0]
+            for r in range(n):
+                # Rotation r: the agent at table position i sits in seat (i + r) % n.
+                seating = [None] * n
+                for i, agent in enumerate(agents):
+                    seating[(i + r) % n] = agent
+                    agent.reset(int(agent_seeds[r, i]))
+                game = Game(self.rules, n, deck=decks[r], button=0, seed=0)
+                while game.current_player is not None:
+                    agent = seating[game.current_player]
+                    apply_action(game, choose_action(agent, game, action_mask(game)))
+                for i in range(n):
+                    chips[g - g0, r, i] = game.payoffs[(i + r) % n]
+                hand = g * n + r
+                if hand < self.histories:
+                    stories.append((hand, _history(match, game, g, r, hand, self.duplicate)))
+        return chips, stories
+
+
+def _history(match: _Match, game: Game, group: int, rotation: int, hand: int, duplicate: bool) -> str:
+    n = game.num_players
+    seats = ", ".join(f"seat {(i + rotation) % n}: {name}" for i, name in sorted(
+        enumerate(match.names), key=lambda x: (x[0] + rotation) % n))
+    deal = f"deal {group + 1} ({'duplicate' if duplicate else 'own deck'}), seating {rotation + 1} of {n}"
+    result = ", ".join(f"seat {s} {p:+d}" for s, p in enumerate(game.payoffs))
+    return (f"### Hand {hand + 1}: {' vs '.join(match.names)}; {deal}\n"
+            f"Seats: {seats}\n{game.history()}\nResult: {result}\n")
+
+
+_WORKER: _Runner | None = None
+
+
+def _init_worker(args: tuple) -> None:
+    global _WORKER
+    rules, n, agents, kwargs = args
+    if any(not isinstance(a, str) or a.strip().startswith("ppo") for a in agents.values()):
+        try:  # one thread per worker process: the workers already use every core
+            import torch
+
+            torch.set_num_threads(1)
+        except ImportError:
+            pass
+    _WORKER = _Runner(rules, n, agents, **kwargs)
+
+
+def _work(task: tuple[_Match, int, int]) -> tuple[int, int, np.ndarray, list]:
+    match, g0, g1 = task
+    chips, stories = _WORKER.play(match, g0, g1)
+    return match.index, g0, chips, stories
+
+
+def _play_all(rules: Rules, n: int, agents: dict[str, Any], matches: list[_Match], groups: int, *,
+              seed: int, duplicate: bool, workers: int, histories: int, progress: bool,
+              desc: str = "hands") -> tuple[list[np.ndarray], list[list[str]], float]:
+    """Chips (groups, rotations, positions) per match, histories per match, seconds of play."""
+    for agent in agents.values():  # shared lookup tables, built before any fork
+        warm = getattr(make_agent(agent), "warm_up", None)
+        if warm is not None:
+            warm(rules)
+    kwargs = dict(seed=seed, duplicate=duplicate, histories=histories)
+    per_chunk = max(1, min(250, math.ceil(groups * len(matches) / max(1, workers) / 16)))
+    tasks = [(m, g0, min(groups, g0 + per_chunk)) for m in matches for g0 in range(0, groups, per_chunk)]
+    chips = [np.zeros((groups, n, n), dtype=np.int64) for _ in matches]
+    stories: list[list[tuple[int, str]]] = [[] for _ in matches]
+    total = groups * n * len(matches)
+    from tqdm import tqdm
+
+    bar = None
+    start = time.perf_counter()
+
+    def collect(result):
+        index, g0, part, hands = result
+        chips[index][g0:g0 + len(part)] = part
+        stories[index].extend(hands)
+        if bar is not None:
+            bar.update(len(part) * n)
+
+    if workers <= 1:
+        runner = _Runner(rules, n, agents, **kwargs)
+        bar = tqdm(total=total, unit="hand", desc=desc, disable=not progress, smoothing=0.1)
+        for m, g0, g1 in tasks:
+            part, hands = runner.play(m, g0, g1)
+            collect((m.index, g0, part, hands))
+    else:
+        methods = mp.get_all_start_methods()
+        ctx = mp.get_context("fork" if "fork" in methods else "spawn")
+        with ctx.Pool(workers, initializer=_init_worker, initargs=((rules, n, agents, kwargs),)) as pool:
+            bar = tqdm(total=total, unit="hand", desc=desc, disable=not progress, smoothing=0.1)
+            for result in pool.imap_unordered(_work, tasks):
+                collect(result)
+    seconds = time.perf_counter() - start
+    bar.close()
+    texts = [[text for _, text in sorted(s)] for s in stories]
+    return chips, texts, seconds
+
+
+# ---------------------------------------------------------------------------------------------
+# Results
+
+
+@dataclass
+class MatchResult:
+    """One match (a pair heads-up, a table of n otherwise)."""
+
+    agents: tuple[str, ...]
+    hands: int
+    groups: int
+    big_bet: int
+    group_results: np.ndarray             # (groups, positions): big bets per hand, group means
+    estimates: dict[str, Estimate]         # bb/100 per agent
+    histories: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+    @property
+    def bb_per_100(self) -> dict[str, float]:
+        return {name: e.mean for name, e in self.estimates.items()}
+
+    @property
+    def ci95(self) -> dict[str, tuple[float, float]]:
+        return {name: (e.low, e.high) for name, e in self.estimates.items()}
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"agents": list(self.agents), "hands": self.hands, "groups": self.groups,
+                "bb_per_100": {k: e.as_dict() for k, e in self.estimates.items()}}
+
+
+def _match_result(names: tuple[str, ...], chips: np.ndarray, big_bet: int, texts: list[str],
+                  seconds: float) -> MatchResult:
+    groups, rotations, _ = chips.shape
+    values = chips.mean(axis=1) / big_bet  # group means in big bets per hand
+    estimates = {name: mean_ci(values[:, i]).scaled(100.0) for i, name in enumerate(names)}
+    return MatchResult(names, groups * rotations, groups, big_bet, values, estimates, texts, seconds)
+
+
+@dataclass
+class TournamentResult:
+    config: TournamentConfig
+    rules: Rules
+    agents: tuple[str, ...]
+    matches: list[MatchResult]
+    crosstable: dict[str, dict[str, Estimate]]   # row agent -> column agent -> bb/100
+    field: dict[str, Estimate]                    # agent -> bb/100 against the field
+    seconds: float
+    warm_up_seconds: float
+
+    @property
+    def hands(self) -> int:
+        return sum(m.hands for m in self.matches)
+
+    @property
+    def hands_per_second(self) -> float:
+        return self.hands / self.seconds if self.seconds else math.nan
+
+    def ranking(self) -> list[str]:
+        return sorted(self.agents, key=lambda a: -self.field[a].mean)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "config": dataclasses.asdict(self.config),
+            "rules": dataclasses.asdict(self.rules),
+            "unit": ("big bets per 100 hands (bb/100); 95% Student-t intervals over groups "
+                     + ("(one deal played in every seating)" if self.config.duplicate
+                        else "(seatings of independent deals)")),
+            "hands": self.hands,
+            "seconds": self.seconds,
+            "warm_up_seconds": self.warm_up_seconds,
+            "hands_per_second": self.hands_per_second,
+            "ranking": [{"rank": i + 1, "agent": a, **self.field[a].as_dict()}
+                        for i, a in enumerate(self.ranking())],
+            "crosstable": {a: {b: e.as_dict() for b, e in row.items()} for a, row in self.crosstable.items()},
+            "matches": [m.as_dict() for m in self.matches],
+        }
+
+
+def _summarize(agents: tuple[str, ...], matches: list[MatchResult]) -> tuple[dict, dict]:
+    cross: dict[str, dict[str, Estimate]] = {a: {} for a in agents}
+    for a, b in itertools.permutations(agents, 2):
+        parts = []
+        for m in matches:
+            if a in m.agents and b in m.agents:
+                i, j = m.agents.index(a), m.agents.index(b)
+                parts.append(mean_ci((m.group_results[:, i] - m.group_results[:, j]) / 2).scaled(100.0))
+        if parts:
+            cross[a][b] = combine(parts)
+    field_ = {a: combine([m.estimates[a] for m in matches if a in m.agents]) for a in agents}
+    return cross, field_
+
+
+# ---------------------------------------------------------------------------------------------
+# The API
+
+
+def _unique_names(specs: Sequence[str | Agent]) -> tuple[list[str], dict[str, Any]]:
+    names, agents = [], {}
+    for spec in specs:
+        if isinstance(spec, str):
+            parse_spec(spec)  # a clear error before any work
+            base = spec.strip()
+        else:
+            base = getattr(spec, "name", type(spec).__name__)
+        name, k = base, 2
+        while name in agents:
+            name, k = f"{base}#{k}", k + 1
+        names.append(name)
+        agents[name] = spec
+    return names, agents
+
+
+def _workers(workers: int) -> int:
+    return workers if workers and workers > 0 else (os.cpu_count() or 1)
+
+
+def play_match(rules: Rules | str, agents: Sequence[str | Agent], *, hands: int, seed: int = 0,
+               duplicate: bool = True, workers: int = 1, histories: int = 0,
+               progress: bool = False, **rule_overrides) -> MatchResult:
+    """Play one duplicate match: heads-up for two agents, one table of ``len(agents)`` seats
+    otherwise, ``hands`` hands (rounded up to whole groups). Agents are spec strings or
+    :class:`Agent` objects (picklable ones when ``workers > 1``).
+
+    Training uses this to evaluate a checkpoint: ``play_match("soko", ["ppo:runs/x/model.zip",
+    "tag"], hands=2000).estimates["ppo:runs/x/model.zip"]``.
+    """
+    rules = get_rules(rules, **rule_overrides)
+    names, table = _unique_names(agents)
+    n = len(names)
+    groups = max(1, math.ceil(hands / n))
+    match = _Match(0, tuple(names))
+    chips, texts, seconds = _play_all(rules, n, table, [match], groups, seed=seed, duplicate=duplicate,
+                                      workers=_workers(workers), histories=histories, progress=progress)
+    return _match_result(tuple(names), chips[0], rules.big_bet, texts[0], seconds)
+
+
+@dataclass
+class TournamentConfig:
+    """Everything a tournament run depends on (saved in results.json)."""
+
+    game: str = "soko"
+    agents: list[str] = field(default_factory=lambda: ["tag", "equity", "random", "call"])
+    hands: int = 20000             # per match (pair or table), rounded up to whole groups
+    players: int = 2
+    seed: int = 0
+    rules: dict[str, Any] = field(default_factory=dict)   # overrides of envs.engine.rules.Rules
+    duplicate: bool = True
+    workers: int = 0               # 0: every core
+    name: str | None = None        # run folder; default from game, players, scheme, seed and time
+    out_dir: str = "runs/tournaments"
+    histories: int = 0             # write the first N hands of each match
+    progress: bool = True
+    write: bool = True
+
+
+def run_tournament(cfg: TournamentConfig) -> TournamentResult:
+    """Play every match of ``cfg`` and compute the cross-table and ranking (writes nothing)."""
+    rules = get_rules(cfg.game, **cfg.rules)
+    n = cfg.players
+    if not rules.min_players <= n <= rules.max_players:
+        raise ValueError(f"{rules.name} takes {rules.min_players} to {rules.max_players} players, not {n}")
+    names, agents = _unique_names(cfg.agents)
+    if len(names) < n:
+        raise ValueError(f"{n} players need at least {n} agents; got {len(names)} "
+                         f"(repeat a spec, e.g. --agents tag random random, to fill seats)")
+    matches = [_Match(i, t) for i, t in enumerate(itertools.combinations(names, n))]
+    groups = max(1, math.ceil(cfg.hands / n))
+    start = time.perf_counter()
+    chips, texts, seconds = _play_all(rules, n, agents, matches, groups, seed=cfg.seed,
+                                      duplicate=cfg.duplicate, workers=_workers(cfg.workers),
+                                      histories=cfg.histories, progress=cfg.progress)
+    warm = time.perf_counter() - start - seconds
+    results = [_match_result(m.names, c, rules.big_bet, t, seconds) for m, c, t in zip(matches, chips, texts)]
+    cross, field_ = _summarize(tuple(names), results)
+    return TournamentResult(cfg, rules, tuple(names), results, cross, field_, seconds, warm)
+
+
+# ---------------------------------------------------------------------------------------------
+# Output
+
+
+def _fmt(e: Estimate | None, width: int = 0) -> str:
+    if e is None:
+        return ".".center(width)
+    return f"{e.mean:+.1f}±{e.half_width:.1f}".rjust(width)
+
+
+def format_table(result: TournamentResult) -> str:
+    """The ranking and the cross-table as plain text."""
+    cfg = result.config
+    groups = result.matches[0].groups
+    n = cfg.players
+    scheme = (f"duplicate: {groups} deals x {n} seatings" if cfg.duplicate
+              else f"no duplicate: {groups} groups of {n} independent hands")
+    lines = [f"{result.rules.name}, {n} players, {result.matches[0].hands} hands per match ({scheme}), "
+             f"seed {cfg.seed}",
+             "Big bets per 100 hands, 95% Student-t interval over groups",
+             "", "Ranking against the field"]
+    width = max(len(a) for a in result.agents) + 2
+    lines.append(f"  #  {'agent'.ljust(width)}{'bb/100':>9}  {'95% CI':>19}  {'hands':>8}")
+    for i, a in enumerate(result.ranking()):
+        e = result.field[a]
+        hands = sum(m.hands for m in result.matches if a in m.agents)
+        lines.append(f"  {i + 1:<2} {a.ljust(width)}{e.mean:>+9.1f}  [{e.low:>+8.1f}, {e.high:>+8.1f}]  {hands:>8}")
+    lines += ["", "Cross-table: row agent against column agent (bb/100 ± 95% half-width)"]
+    cell = max(14, width)
+    lines.append(" " * width + "".join(b.rjust(cell) for b in result.agents))
+    for a in result.agents:
+        lines.append(a.ljust(width) + "".join(_fmt(result.crosstable[a].get(b), cell) if a != b
+                                              else ".".rjust(cell) for b in result.agents))
+    lines += ["", f"{result.hands} hands in {result.seconds:.1f} s "
+              f"({result.hands_per_second:.0f} hands/s, {_workers(cfg.workers)} workers; "
+              f"warm-up {result.warm_up_seconds:.1f} s)"]
+    return "\n".join(lines)
+
+
+def _write_csv(result: TournamentResult, path: Path) -> None:
+    agents = result.agents
+    with path.open("w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["agent"] + list(agents) + ["field", "field_ci95_low", "field_ci95_high"])
+        for a in agents:
+            row = [a]
+            for b in agents:
+                e = result.crosstable[a].get(b)
+                row.append("" if e is None else f"{e.mean:.3f}")
+            fe = result.field[a]
+            w.writerow(row + [f"{fe.mean:.3f}", f"{fe.low:.3f}", f"{fe.high:.3f}"])
+
+
+def _write_png(result: TournamentResult, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    agents = result.agents
+    k = len(agents)
+    grid = np.full((k, k), np.nan)
+    for i, a in enumerate(agents):
+        for j, b in enumerate(agents):
+            e = result.crosstable[a].get(b)
+            if e is not None:
+                grid[i, j] = e.mean
+    limit = np.nanmax(np.abs(grid)) if np.isfinite(grid).any() else 1.0
+    fig, ax = plt.subplots(figsize=(1.6 + 1.3 * k, 1.2 + 1.1 * k))
+    image = ax.imshow(grid, cmap="RdBu", vmin=-limit, vmax=limit)
+    for i, a in enumerate(agents):
+        for j, b in enumerate(agents):
+            e = result.crosstable[a].get(b)
+            if e is not None:
+                ax.text(j, i, f"{e.mean:+.1f}\n±{e.half_width:.1f}", ha="center", va="center", fontsize=8,
+                        color="white" if abs(e.mean) > 0.6 * limit else "black")
+    ax.set_xticks(range(k), agents, rotation=30, ha="right")
+    ax.set_yticks(range(k), agents)
+    ax.set_xlabel("opponent")
+    ax.set_ylabel("agent")
+    scheme = "duplicate" if result.config.duplicate else "no duplicate"
+    ax.set_title(f"{result.rules.name}, {result.config.players} players, {scheme}: bb/100 (95% CI)",
+                 fontsize=9)
+    fig.colorbar(image, ax=ax, label="bb/100")
+    fig.tight_layout()
+    fig.savefig(path, dpi=150)
+    plt.close(fig)
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._=-]+", "_", text).strip("_")
+
+
+def write_outputs(result: TournamentResult, folder: Path, argv: Sequence[str] | None = None) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    data = result.as_dict()
+    data["command"] = " ".join(argv) if argv else None
+    (folder / "results.json").write_text(json.dumps(data, indent=2, default=str) + "\n")
+    _write_csv(result, folder / "crosstable.csv")
+    _write_png(result, folder / "crosstable.png")
+    if result.config.histories:
+        hist = folder / "histories"
+        hist.mkdir(exist_ok=True)
+        for m in result.matches:
+            (hist / f"{_slug('_vs_'.join(m.agents))}.txt").write_text("\n".join(m.histories))
+
+
+def main(cfg: TournamentConfig, argv: Sequence[str] | None = None) -> TournamentResult:
+    """Run the tournament, print the tables and (``cfg.write``) write the run folder."""
+    result = run_tournament(cfg)
+    print(format_table(result))
+    if cfg.write:
+        name = cfg.name or (f"{cfg.game}_{cfg.players}p_{'dup' if cfg.duplicate else 'plain'}_"
+                            f"seed{cfg.seed}_{datetime.now():%Y%m%d-%H%M%S}")
+        folder = Path(cfg.out_dir) / name
+        write_outputs(result, folder, argv)
+        print(f"\nWrote {folder}/results.json, crosstable.csv, crosstable.png"
+              + (", histories/" if cfg.histories else ""))
+    return result
+
+
+def _rule_value(rules: Rules, key: str, text: str) -> Any:
+    """Read ``--rule key=text`` as the type of the field's current value."""
+    fields = {f.name for f in dataclasses.fields(rules)}
+    if key not in fields:
+        raise ValueError(f"unknown rule {key!r}; fields are {', '.join(sorted(fields))}")
+    current = getattr(rules, key)
+    low = text.strip().lower()
+    if isinstance(current, bool):
+        if low in ("true", "1", "yes", "on"):
+            return True
+        if low in ("false", "0", "no", "off"):
+            return False
+        raise ValueError(f"--rule {key}= takes true or false, not {text!r}")
+    if isinstance(current, int):
+        return int(text)
+    if isinstance(current, tuple) and key in ("spread_sizes", "pot_fractions"):
+        return tuple(float(x) for x in text.split(","))
+    if low in ("none", "null"):
+        return None
+    return text
+
+
+def parse_args(argv: Sequence[str] | None = None) -> TournamentConfig:
+    parser = argparse.ArgumentParser(
+        description="Duplicate tournament between agents.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="agents:\n" + describe_agents() + f"\ngames: {', '.join(RULES)}")
+    parser.add_argument("--game", default="soko", choices=sorted(RULES))
+    parser.add_argument("--agents", nargs="+", default=["tag", "equity", "random", "call"], metavar="SPEC")
+    parser.add_argument("--hands", type=int, default=20000, help="hands per match (default 20000)")
+    parser.add_argument("--players", type=int, default=2)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--rule", action="append", default=[], metavar="FIELD=VALUE",
+                        help="a rules override, e.g. --rule low_chicago=true (repeatable)")
+    parser.add_argument("--no-duplicate", action="store_true", help="independent deals for every hand")
+    parser.add_argument("--workers", type=int, default=0, help="processes (default: every core)")
+    parser.add_argument("--name", default=None, help="run folder name under --out")
+    parser.add_argument("--out", default="runs/tournaments")
+    parser.add_argument("--histories", type=int, default=0, metavar="N",
+                        help="write the first N hand histories of each match")
+    parser.add_argument("--no-progress", action="store_true")
+    parser.add_argument("--no-write", action="store_true", help="print only")
+    args = parser.parse_args(argv)
+    base = RULES[args.game]
+    overrides: dict[str, Any] = {}
+    for item in args.rule:
+        key, eq, value = item.partition("=")
+        if not eq:
+            parser.error(f"--rule takes FIELD=VALUE, not {item!r}")
+        try:
+            overrides[key.strip()] = _rule_value(base, key.strip(), value)
+        except ValueError as exc:
+            parser.error(str(exc))
+    for spec in args.agents:
+        try:
+            parse_spec(spec)
+        except ValueError as exc:
+            parser.error(str(exc))
+    if args.hands < 1:
+        parser.error("--hands must be at least 1")
+    return TournamentConfig(game=args.game, agents=list(args.agents), hands=args.hands,
+                            players=args.players, seed=args.seed, rules=overrides,
+                            duplicate=not args.no_duplicate, workers=args.workers, name=args.name,
+                            out_dir=args.out, histories=args.histories,
+                            progress=not args.no_progress, write=not args.no_write)
+
+
+if __name__ == "__main__":
+    config = parse_args()
+    try:
+        main(config, argv=sys.argv)
+    except ValueError as exc:
+        sys.exit(f"error: {exc}")
