@@ -131,8 +131,7 @@ _FOUR_STRAIGHTS = tuple((top, tuple(range(top - 3, top + 1))) for top in range(_
 _FOUR_STRAIGHT_ACE_LOW = (2, (_ACE, 0, 1, 2))
 
 
-def _top(ranks: Iterable[int], k: int) -> list[int]:
-    return sorted(ranks, reverse=True)[:k]
+_STRAIGHT_MASKS = tuple((top, sum(1 << r for r in window)) for top, window in _STRAIGHTS)
 
 
 def _nonflush_score(counts: Sequence[int], wilds: int, k: int, canadian: bool,
@@ -145,6 +144,8 @@ def _nonflush_score(counts: Sequence[int], wilds: int, k: int, canadian: bool,
     drawn from natural cards only.
     """
     present = [r for r in range(12, -1, -1) for _ in range(counts[r])]  # high to low
+    have = sum(1 << r for r in range(13) if counts[r])
+    most, second = sorted(counts, reverse=True)[:2]
 
     def others(*used: int) -> list[int]:
         return [r for r in present if r not in used]
@@ -159,7 +160,8 @@ def _nonflush_score(counts: Sequence[int], wilds: int, k: int, canadian: bool,
         for r in range(12, -1, -1):
             if counts[r] + wilds >= 4:
                 return _score(Category.FOUR_OF_A_KIND, [r] + others(r)[: k - 4])
-    if k >= 5:
+    # A full house is possible at all only if the two most frequent ranks can make one.
+    if k >= 5 and max(0, 3 - most) + max(0, 2 - second) <= wilds:
         for t in range(12, -1, -1):
             need_t = max(0, 3 - counts[t])
             if need_t > wilds:
@@ -167,8 +169,9 @@ def _nonflush_score(counts: Sequence[int], wilds: int, k: int, canadian: bool,
             for p in range(12, -1, -1):
                 if p != t and need_t + max(0, 2 - counts[p]) <= wilds:
                     return _score(Category.FULL_HOUSE, (t, p))
-        for top, window in _STRAIGHTS:
-            if sum(1 for r in window if not counts[r]) <= wilds:
+    if k >= 5:
+        for top, window in _STRAIGHT_MASKS:
+            if (window & ~have).bit_count() <= wilds:
                 return _score(Category.STRAIGHT, (top,))
     if k >= 3:
         for r in range(12, -1, -1):
@@ -463,14 +466,7 @@ class _Batch:
             wild_counts[i] = sum(int(digits[i, r]) for r in wild)
         self.values = values[inverse].astype(np.int32)  # scores fit in 24 bits
         self.wilds = wild_counts[inverse]
-        # Flush-type values per (wild count, suited-rank mask); four-flushes get the fifth card
-        # added later. Built on first need.
-        self.flush = np.full((8, 1 << 13), -1, dtype=np.int64)
-        for w in range(8):
-            for mask in range(1 << 13):
-                if bin(mask).count("1") + w >= (4 if table.canadian else 5) and bin(mask).count("1") + w <= n:
-                    self.flush[w, mask] = _flush_score(mask, w, 5, -1, canadian=table.canadian,
-                                                       double_ace_flush=table.double_ace_flush)
+        self.flush = _flush_table(table.canadian, table.double_ace_flush)
         card_suit = np.arange(52) & 3
         card_rank = np.arange(52) >> 2
         is_wild = np.isin(card_rank, wild)
@@ -480,6 +476,27 @@ class _Batch:
         threshold = 4 if table.canadian else 5
         self.maybe_flush = (counts.max(axis=1)[None, :] + np.arange(8)[:, None]) >= threshold
         self.canadian = table.canadian
+
+
+_FLUSH_TABLES: dict[tuple[bool, bool], np.ndarray] = {}
+
+
+def _flush_table(canadian: bool, double_ace_flush: bool) -> np.ndarray:
+    """Flush-type scores of a five-card hand per (wild count, natural suited-rank mask), -1
+    where there is none; a four-flush's fifth card is added by the caller. Which ranks are
+    wild does not enter, so every wild rank shares one table."""
+    key = (canadian, double_ace_flush)
+    table = _FLUSH_TABLES.get(key)
+    if table is None:
+        table = np.full((8, 1 << 13), -1, dtype=np.int64)
+        threshold = 4 if canadian else 5
+        for mask in range(1 << 13):
+            count = mask.bit_count()
+            for w in range(max(0, threshold - count), 8 - count):
+                table[w, mask] = _flush_score(mask, w, 5, -1, canadian=canadian,
+                                              double_ace_flush=double_ace_flush)
+        _FLUSH_TABLES[key] = table
+    return table
 
 
 def evaluate_batch(cards: np.ndarray, *, canadian: bool = False, wild_ranks: Iterable[str] = (),
