@@ -1,0 +1,226 @@
+"""Training throughput: env-steps a second of MaskablePPO learning, ours against the tutorial.
+
+Runs in one process, interleaved one rollout-plus-update at a time (so a busy machine slows
+every setup alike):
+
+- **ours**: the default experiment, ``configs/soko_ppo.yaml`` (Soko heads-up, its opponent
+  pool, its PPO settings, envs and torch threads), through ``train.vec.make_vec_env`` exactly
+  as ``train/ppo.py`` builds it;
+- **tutorial, 1 env / 4 envs**: PettingZoo's SB3 action-masking tutorial setup on
+  ``texas_holdem_v4``: its ``SB3ActionMaskWrapper`` around the AEC env, ``ActionMasker``,
+  ``MaskablePPO(MaskableActorCriticPolicy, env)`` with every default (``n_steps=2048``,
+  ``batch_size=64``, ``n_epochs=10``, ``[64, 64]``), torch's default thread count and
+  distribution argument checks, in one env or a ``DummyVecEnv`` of four.
+
+An env-step is one ``VecEnv.step`` transition of one env: one learner decision in ours (the
+opponents' actions happen inside it), one player's action in the tutorial (it plays both
+seats). The time covers rollouts and gradient updates; the first rollout of each is warm-up.
+Extra rows (``--variants``) measure other vectorizations of ours to pick the default.
+
+    .venv/bin/python bench/train_throughput.py [--rounds 4] [--variants]
+
+Target (issue #5): ours at least 2x the tutorial's best env-steps a second, in the same run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import sys
+import time
+import types
+from dataclasses import replace
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+import gymnasium  # noqa: E402
+import torch  # noqa: E402
+from sb3_contrib import MaskablePPO  # noqa: E402
+from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy  # noqa: E402
+from sb3_contrib.common.wrappers import ActionMasker  # noqa: E402
+from stable_baselines3.common.vec_env import DummyVecEnv  # noqa: E402
+
+from train.config import Config, load_config  # noqa: E402
+from train.ppo import _learning_rate, _policy_kwargs  # noqa: E402
+from train.vec import make_vec_env, set_pool  # noqa: E402
+
+DEFAULT_THREADS = torch.get_num_threads()
+
+
+# ----------------------------------------------------------------------------------------
+# PettingZoo's tutorial setup
+
+
+def _texas_holdem_v4():
+    """``texas_holdem_v4``; its module imports pygame for rendering only, so a stub stands in
+    when pygame is not installed (nothing here renders)."""
+    try:
+        import pygame  # noqa: F401
+    except ImportError:
+        class Anything:
+            def __getattr__(self, name):
+                return self
+
+        def attribute(name):
+            if name.startswith("__"):
+                raise AttributeError(name)
+            return Anything()
+
+        stub = types.ModuleType("pygame")
+        stub.__getattr__ = attribute
+        sys.modules["pygame"] = stub
+    from pettingzoo.classic import texas_holdem_v4
+
+    return texas_holdem_v4
+
+
+def _tutorial_wrapper():
+    import pettingzoo.utils
+
+    class SB3ActionMaskWrapper(pettingzoo.utils.BaseWrapper, gymnasium.Env):
+        """The tutorial's wrapper (tutorials/SB3/connect_four/sb3_connect_four_action_mask.py),
+        also a ``gymnasium.Env`` so that gymnasium 1.x wrappers accept it."""
+
+        def reset(self, seed=None, options=None):
+            super().reset(seed, options)
+            self.observation_space = super().observation_space(self.possible_agents[0])["observation"]
+            self.action_space = super().action_space(self.possible_agents[0])
+            return self.observe(self.agent_selection), {}
+
+        def step(self, action):
+            current_agent = self.agent_selection
+            super().step(action)
+            next_agent = self.agent_selection
+            return (self.observe(next_agent), self._cumulative_rewards[current_agent],
+                    self.terminations[current_agent], self.truncations[current_agent],
+                    self.infos[current_agent])
+
+        def observe(self, agent):
+            return super().observe(agent)["observation"]
+
+        def action_mask(self):
+            return super().observe(self.agent_selection)["action_mask"]
+
+    return SB3ActionMaskWrapper
+
+
+def tutorial_model(n_envs: int, seed: int = 0) -> MaskablePPO:
+    holdem = _texas_holdem_v4()
+    wrapper = _tutorial_wrapper()
+
+    def make(i: int):
+        def thunk():
+            env = wrapper(holdem.env())
+            env.reset(seed=seed + i)
+            return ActionMasker(env, lambda e: e.action_mask())
+        return thunk
+
+    env = make(0)() if n_envs == 1 else DummyVecEnv([make(i) for i in range(n_envs)])
+    model = MaskablePPO(MaskableActorCriticPolicy, env, verbose=0)
+    model.set_random_seed(seed)
+    return model
+
+
+# ----------------------------------------------------------------------------------------
+# Ours
+
+
+def our_model(cfg: Config, seed: int = 0) -> MaskablePPO:
+    ppo = cfg.ppo
+    venv = make_vec_env(cfg.env, n_envs=ppo.n_envs, kind=ppo.vec_env, start_method=ppo.start_method,
+                        torch_threads=ppo.torch_threads, workers=ppo.workers)
+    venv.seed(seed)
+    set_pool(venv, cfg.opponents.baselines, [], self_play_weight=0.0, seed=seed, generation=0)
+    return MaskablePPO("MlpPolicy", venv, learning_rate=_learning_rate(cfg), n_steps=ppo.n_steps,
+                       batch_size=ppo.batch_size, n_epochs=ppo.n_epochs, gamma=ppo.gamma,
+                       gae_lambda=ppo.gae_lambda, clip_range=ppo.clip_range, ent_coef=ppo.ent_coef,
+                       vf_coef=ppo.vf_coef, max_grad_norm=ppo.max_grad_norm,
+                       policy_kwargs=_policy_kwargs(cfg), seed=seed, verbose=0)
+
+
+# ----------------------------------------------------------------------------------------
+
+
+class Setup:
+    def __init__(self, label: str, model: MaskablePPO, *, threads: int, validate: bool) -> None:
+        self.label = label
+        self.model = model
+        self.threads = threads
+        self.validate = validate
+        self.steps = 0
+        self.seconds = 0.0
+        self.rollout = model.n_steps * model.n_envs
+
+    @contextlib.contextmanager
+    def settings(self):
+        torch.set_num_threads(self.threads)
+        torch.distributions.Distribution.set_default_validate_args(self.validate)
+        yield
+
+    def run(self, *, measure: bool) -> None:
+        with self.settings():
+            before = self.model.num_timesteps
+            start = time.perf_counter()
+            self.model.learn(self.rollout, reset_num_timesteps=False)
+            elapsed = time.perf_counter() - start
+        if measure:
+            self.steps += self.model.num_timesteps - before
+            self.seconds += elapsed
+
+    @property
+    def rate(self) -> float:
+        return self.steps / self.seconds if self.seconds else float("nan")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--config", default=str(REPO / "configs" / "soko_ppo.yaml"))
+    parser.add_argument("--rounds", type=int, default=4, help="measured rollouts per setup (after one warm-up)")
+    parser.add_argument("--variants", action="store_true",
+                        help="also measure ours with other n_envs / vec_env choices")
+    args = parser.parse_args()
+
+    cfg = load_config(args.config)
+    setups = [
+        Setup(f"ours: {Path(args.config).name} ({cfg.ppo.n_envs} x {cfg.ppo.vec_env})", our_model(cfg),
+              threads=cfg.ppo.torch_threads, validate=False),
+        Setup("tutorial: texas_holdem_v4, 1 env", tutorial_model(1), threads=DEFAULT_THREADS, validate=True),
+        Setup("tutorial: texas_holdem_v4, 4 envs", tutorial_model(4), threads=DEFAULT_THREADS, validate=True),
+        Setup("tutorial, 4 envs, 1 torch thread", tutorial_model(4), threads=1, validate=True),
+    ]
+    if args.variants:
+        for n_envs, kind in ((4, "dummy"), (8, "dummy"), (16, "dummy"), (4, "subproc"), (8, "batched"),
+                             (16, "batched")):
+            if (n_envs, kind) == (cfg.ppo.n_envs, cfg.ppo.vec_env):
+                continue
+            ppo = replace(cfg.ppo, n_envs=n_envs, vec_env=kind, start_method="fork",
+                          n_steps=cfg.ppo.n_steps * cfg.ppo.n_envs // n_envs)
+            variant = replace(cfg, ppo=ppo)
+            setups.append(Setup(f"ours, {n_envs} x {kind}", our_model(variant), threads=1, validate=False))
+
+    print(f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f}; torch default threads "
+          f"{DEFAULT_THREADS}; {args.rounds} measured rollouts each, interleaved", flush=True)
+    for s in setups:
+        s.run(measure=False)
+    for r in range(args.rounds):
+        for s in setups:
+            s.run(measure=True)
+        print(f"  round {r + 1}/{args.rounds} done", flush=True)
+
+    reference = max(s.rate for s in setups if s.label.startswith("tutorial"))
+    ours = setups[0].rate
+    print(f"\n{'setup':48} {'env-steps/s':>12} {'steps':>9} {'seconds':>8} {'x best tutorial':>16}")
+    for s in setups:
+        print(f"{s.label:48} {s.rate:>12.0f} {s.steps:>9} {s.seconds:>8.1f} {s.rate / reference:>16.2f}")
+    print(f"\nload average at the end {os.getloadavg()[0]:.2f}")
+    print(f"target: ours >= 2x the best tutorial setup: {ours / reference:.2f}x "
+          f"-> {'met' if ours >= 2 * reference else 'NOT met'}")
+    for s in setups:
+        s.model.get_env().close()
+
+
+if __name__ == "__main__":
+    main()

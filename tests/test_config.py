@@ -1,0 +1,135 @@
+"""Training configs: typed sections, clear errors for unknown keys and wrong types, overrides."""
+
+import dataclasses
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from train.config import (Config, ConfigError, apply_override, config_from_dict, config_to_dict, dump_config,
+                          load_config)
+
+REPO = Path(__file__).resolve().parent.parent
+CONFIGS = sorted((REPO / "configs").glob("*.yaml"))
+
+
+def test_the_shipped_configs_exist():
+    names = {p.name for p in CONFIGS}
+    assert {"soko_ppo.yaml", "soko_6max_ppo.yaml", "follow_the_bitch_ppo.yaml",
+            "follow_the_bitch_low_chicago_ppo.yaml", "smoke.yaml"} <= names
+
+
+@pytest.mark.parametrize("path", CONFIGS, ids=lambda p: p.name)
+def test_every_config_loads_and_round_trips(path):
+    cfg = load_config(path)
+    assert cfg.run.name == path.stem
+    again = config_from_dict(yaml.safe_load(dump_config(cfg)))
+    assert again == cfg
+    assert config_to_dict(again) == config_to_dict(cfg)
+
+
+def test_an_empty_config_is_all_defaults():
+    assert config_from_dict({}) == Config()
+    assert config_from_dict(None) == Config()
+    assert Config().ppo.n_steps == 2048 and Config().ppo.batch_size == 64   # MaskablePPO's own
+
+
+def test_sections_are_typed_dataclasses():
+    cfg = load_config(REPO / "configs" / "soko_ppo.yaml")
+    assert cfg.env.game == "soko" and cfg.env.players == 2
+    assert isinstance(cfg.ppo.learning_rate, float)
+    assert isinstance(cfg.run.total_timesteps, int)
+    assert all(isinstance(w, float) for w in cfg.opponents.baselines.values())
+    assert dataclasses.is_dataclass(cfg.opponents.self_play)
+
+
+@pytest.mark.parametrize("data, message", [
+    ({"ppo": {"learnig_rate": 1e-4}}, "unknown key ppo.learnig_rate (did you mean learning_rate?)"),
+    ({"pp0": {}}, "unknown key pp0 (did you mean ppo?)"),
+    ({"run": {"xyzzy": 1}}, "unknown key run.xyzzy; the keys of run are name, total_timesteps"),
+    ({"ppo": {"n_steps": "abc"}}, "ppo.n_steps must be a whole number, not 'abc' (str)"),
+    ({"ppo": {"n_steps": 1.5}}, "ppo.n_steps must be a whole number, not 1.5 (float)"),
+    ({"ppo": {"n_steps": True}}, "ppo.n_steps must be a whole number, not True (bool)"),
+    ({"ppo": {"learning_rate": "fast"}}, "ppo.learning_rate must be a number, not 'fast' (str)"),
+    ({"ppo": {"net_arch": 64}}, "ppo.net_arch must be a list, not 64 (int)"),
+    ({"ppo": {"net_arch": [64, "x"]}}, "ppo.net_arch[1] must be a whole number"),
+    ({"ppo": {"vec_env": "threads"}}, "ppo.vec_env must be one of dummy, subproc, batched, not 'threads'"),
+    ({"ppo": {"normalize_advantage": "yes"}}, "ppo.normalize_advantage must be true or false"),
+    ({"ppo": 3}, "ppo must be a mapping of keys, not 3 (int)"),
+    ({"opponents": {"baselines": ["random"]}}, "opponents.baselines must be a mapping, not ['random']"),
+    ({"opponents": {"baselines": {"random": "lots"}}}, "opponents.baselines.random must be a number"),
+    ({"opponents": {"baselines": {"tight": 1}}}, "opponents.baselines: unknown agent 'tight'"),
+    ({"opponents": {"baselines": {"random": 0}}}, "opponents.baselines needs a positive weight"),
+    ({"opponents": {"self_play": {"weight": 1.5}}}, "opponents.self_play.weight must be from 0 to 1"),
+    ({"eval": {"baselines": ["tag", "ppo:nowhere.zip"]}}, "eval.baselines: agent 'ppo:nowhere.zip': no checkpoint"),
+    ({"env": {"game": "holdem"}}, "env: unknown game 'holdem'"),
+    ({"env": {"players": 9}}, "env.players must be from 2 to 8 for soko, not 9"),
+    ({"env": {"rules": {"antee": 2}}}, "env: unknown rules field(s) antee"),
+    ({"env": {"rules": {"bring_in": "middle"}}}, "bring_in must be 'lowest', 'highest' or None"),
+    ({"ppo": {"n_steps": 16, "n_envs": 2, "batch_size": 64}}, "ppo.batch_size (64) must not exceed the rollout"),
+    ({"run": {"total_timesteps": 0}}, "run.total_timesteps must be at least 1"),
+])
+def test_bad_configs_name_the_key(data, message):
+    with pytest.raises(ConfigError) as excinfo:
+        config_from_dict(data)
+    assert message in str(excinfo.value)
+
+
+def test_numbers_as_yaml_writes_them():
+    cfg = config_from_dict(yaml.safe_load("ppo: {learning_rate: 3e-4}\nrun: {total_timesteps: 2_000_000}"))
+    assert cfg.ppo.learning_rate == 3e-4      # YAML 1.1 reads 3e-4 as text; a float field takes it
+    assert cfg.run.total_timesteps == 2_000_000
+    assert config_from_dict({"run": {"total_timesteps": "1e6"}}).run.total_timesteps == 1_000_000
+    assert config_from_dict({"ppo": {"learning_rate": 1}}).ppo.learning_rate == 1.0
+
+
+def test_overrides_and_seed(tmp_path):
+    path = REPO / "configs" / "smoke.yaml"
+    cfg = load_config(path, overrides=["ppo.learning_rate=1e-4", "ppo.net_arch=[256, 256]",
+                                       "opponents.baselines.tag=3", "env.rules.bring_in=highest",
+                                       "run.name=mine"], seed=7)
+    assert cfg.ppo.learning_rate == 1e-4
+    assert cfg.ppo.net_arch == [256, 256]
+    assert cfg.opponents.baselines["tag"] == 3.0
+    assert cfg.env.rules == {"bring_in": "highest"}
+    assert cfg.run.seed == 7 and cfg.run.name == "mine"
+    with pytest.raises(ConfigError, match=r"unknown key ppo.learning_rat \(did you mean learning_rate\?\)"):
+        load_config(path, overrides=["ppo.learning_rat=1e-4"])
+    with pytest.raises(ConfigError, match="--set takes KEY=VALUE"):
+        load_config(path, overrides=["ppo.learning_rate"])
+    with pytest.raises(ConfigError, match="ppo.n_envs is a value, not a section"):
+        apply_override({"ppo": {"n_envs": 2}}, "ppo.n_envs.x=1")
+
+
+def test_missing_and_malformed_files(tmp_path):
+    with pytest.raises(ConfigError, match="cannot read config"):
+        load_config(tmp_path / "nope.yaml")
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("ppo: [unclosed\n")
+    with pytest.raises(ConfigError, match="is not valid YAML"):
+        load_config(bad)
+    bad.write_text("- a list\n")
+    with pytest.raises(ConfigError, match="a config is a mapping of sections"):
+        load_config(bad)
+
+
+def _train_cli(*args, cwd=REPO):
+    return subprocess.run([sys.executable, str(REPO / "train" / "ppo.py"), *args], cwd=cwd,
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_the_script_stops_a_bad_config_with_exit_code_2(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("ppo:\n  learnig_rate: 1.0e-4\n")
+    out = _train_cli("--config", str(bad))
+    assert out.returncode == 2
+    assert "config error: unknown key ppo.learnig_rate (did you mean learning_rate?)" in out.stderr
+    assert "Traceback" not in out.stderr
+    out = _train_cli("--config", str(REPO / "configs" / "smoke.yaml"), "--set", "ppo.n_steps=many")
+    assert out.returncode == 2
+    assert "ppo.n_steps must be a whole number, not 'many' (str)" in out.stderr
+    out = _train_cli("--resume", str(tmp_path))
+    assert out.returncode == 2 and "cannot read config" in out.stderr
+    assert not list(tmp_path.glob("*__s*"))          # nothing was created

@@ -1,0 +1,226 @@
+"""Training end to end on configs/smoke.yaml: the run folder, TensorBoard tags, checkpoints that
+survive a crash, --resume, and the trained model in a tournament. About 30 s on 2 cores."""
+
+import csv
+import dataclasses
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from train.config import load_config
+
+REPO = Path(__file__).resolve().parent.parent
+SMOKE = REPO / "configs" / "smoke.yaml"
+
+
+def smoke(tmp_path, *overrides):
+    return load_config(SMOKE, overrides=[f"run.out_dir={tmp_path}", *overrides])
+
+
+def tb_tags(folder: Path) -> dict[str, list[int]]:
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    acc = EventAccumulator(str(folder), size_guidance={"scalars": 0, "tensors": 0})
+    acc.Reload()
+    tags = {t: [e.step for e in acc.Scalars(t)] for t in acc.Tags()["scalars"]}
+    tags.update({t: [e.step for e in acc.Tensors(t)] for t in acc.Tags()["tensors"]})
+    return tags
+
+
+@pytest.fixture(scope="module")
+def smoke_run(tmp_path_factory):
+    from train.ppo import main
+
+    tmp = tmp_path_factory.mktemp("runs")
+    cfg = smoke(tmp)
+    run_dir = main(cfg, command=["python", "train/ppo.py", "--config", "configs/smoke.yaml"], progress=False)
+    return cfg, run_dir
+
+
+def test_the_smoke_run_writes_its_folder(smoke_run):
+    cfg, run_dir = smoke_run
+    assert run_dir.name.startswith("smoke__s0__")
+    for name in ("config.yaml", "command.txt", "git_commit.txt", "final_model.zip", "eval.csv"):
+        assert (run_dir / name).is_file(), name
+    assert load_config(run_dir / "config.yaml") == cfg
+    assert (run_dir / "command.txt").read_text() == "python train/ppo.py --config configs/smoke.yaml\n"
+    commit = (run_dir / "git_commit.txt").read_text().split()[0]
+    assert commit == "unknown" or len(commit) == 40
+    checkpoints = sorted((run_dir / "checkpoints").glob("ckpt_*.zip"))
+    assert 1 <= len(checkpoints) <= cfg.run.keep_checkpoints
+    assert all(p.with_suffix(".json").is_file() for p in checkpoints)
+    snapshots = sorted((run_dir / "snapshots").glob("snapshot_*.zip"))
+    assert 1 <= len(snapshots) <= cfg.opponents.self_play.keep
+
+
+def test_the_smoke_run_logs_the_tags(smoke_run):
+    cfg, run_dir = smoke_run
+    assert [p.name for p in (run_dir / "tb").iterdir() if p.is_dir()] == []   # no SB3 PPO_1 folder
+    tags = tb_tags(run_dir / "tb")
+    expected = ["rollout/ep_rew_mean", "train/loss", "train/entropy_loss", "time/fps",   # SB3's own
+                "eval/bb100_vs_random", "eval/bb100_vs_random_ci95_low", "eval/bb100_vs_random_ci95_high",
+                "eval/bb100_vs_call", "eval/bb100_vs_field", "poker/fold_rate", "poker/showdown_rate",
+                "poker/aggression", "poker/vpip", "selfplay/pool_size", "config/text_summary"]
+    for tag in expected:
+        assert tag in tags, tag
+    assert tags["config/text_summary"] == [0]
+    assert max(tags["rollout/ep_rew_mean"]) == cfg.run.total_timesteps
+
+
+def test_eval_csv_has_a_row_per_baseline_and_the_field(smoke_run):
+    cfg, run_dir = smoke_run
+    with (run_dir / "eval.csv").open() as f:
+        rows = list(csv.DictReader(f))
+    opponents = [r["opponent"] for r in rows]
+    assert opponents[:3] == ["random", "call", "field"]
+    assert int(rows[-1]["timesteps"]) == cfg.run.total_timesteps
+    for r in rows:
+        assert float(r["ci95_low"]) <= float(r["bb100"]) <= float(r["ci95_high"])
+
+
+def test_the_final_model_plays_a_tournament_as_a_ppo_agent(smoke_run):
+    from agents.registry import make_agent
+    from train.tournament import play_match
+
+    _, run_dir = smoke_run
+    spec = f"ppo:{run_dir / 'final_model.zip'}"
+    agent = make_agent(spec)
+    result = play_match("soko", [spec, "tag"], hands=20, seed=3)
+    assert result.hands == 20
+    assert set(result.bb_per_100) == {spec, "tag"}
+    assert agent.name == spec
+
+
+def test_resume_continues_the_step_count_in_the_same_tensorboard_run(smoke_run, tmp_path):
+    import shutil
+
+    from train.config import config_from_dict, read_yaml
+    from train.ppo import main
+
+    cfg, original = smoke_run
+    run_dir = tmp_path / original.name
+    shutil.copytree(original, run_dir)
+    data = read_yaml(run_dir / "config.yaml")
+    data["run"]["total_timesteps"] = cfg.run.total_timesteps + 512
+    main(config_from_dict(data), resume=run_dir, command=["python", "train/ppo.py", "--resume", str(run_dir)],
+         progress=False)
+    steps = tb_tags(run_dir / "tb")["rollout/ep_rew_mean"]
+    assert max(steps) == cfg.run.total_timesteps + 512
+    assert steps == sorted(set(steps))                      # one curve, continuing
+    assert [p.name for p in (run_dir / "tb").iterdir() if p.is_dir()] == []
+    assert (run_dir / "command.txt").read_text().count("\n") == 2
+    state = json.loads(max((run_dir / "checkpoints").glob("ckpt_*.json"),
+                           key=lambda p: int(p.stem.split("_")[1])).read_text())
+    assert state["timesteps"] == cfg.run.total_timesteps + 512
+    assert state["pool"]["snapshots"]                        # the self-play pool came back
+
+
+def test_ctrl_c_leaves_a_loadable_checkpoint_and_resume_finishes(tmp_path, monkeypatch):
+    from sb3_contrib import MaskablePPO
+
+    import train.callbacks
+    from train.callbacks import latest_checkpoint
+    from train.ppo import main
+
+    cfg = smoke(tmp_path, "eval.every=0", "opponents.self_play.every=256")
+    calls = {"n": 0}
+    original = train.callbacks.PokerStats._on_rollout_end
+
+    def interrupt(self):
+        original(self)
+        calls["n"] += 1
+        if calls["n"] == 3:
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(train.callbacks.PokerStats, "_on_rollout_end", interrupt)
+    with pytest.raises(KeyboardInterrupt):
+        main(cfg, command=["python"], progress=False)
+    (run_dir,) = tmp_path.iterdir()
+    path, state = latest_checkpoint(run_dir / "checkpoints")
+    assert state["timesteps"] == 3 * cfg.ppo.n_steps * cfg.ppo.n_envs
+    assert MaskablePPO.load(path).num_timesteps == state["timesteps"]
+    assert not (run_dir / "final_model.zip").exists()
+    monkeypatch.setattr(train.callbacks.PokerStats, "_on_rollout_end", original)
+    main(cfg, resume=run_dir, command=["python"], progress=False)
+    assert MaskablePPO.load(run_dir / "final_model.zip").num_timesteps == cfg.run.total_timesteps
+
+
+def test_a_crash_during_a_save_keeps_the_previous_checkpoint(smoke_run, tmp_path, monkeypatch):
+    from sb3_contrib import MaskablePPO
+
+    from train.callbacks import atomic_write_bytes, latest_checkpoint
+
+    _, run_dir = smoke_run
+    path, state = latest_checkpoint(run_dir / "checkpoints")
+    target = tmp_path / path.name
+    target.write_bytes(path.read_bytes())
+
+    def crash(*args):
+        raise OSError("disk pulled out")
+
+    monkeypatch.setattr(os, "replace", crash)
+    with pytest.raises(OSError):
+        atomic_write_bytes(target, b"half a zip")
+    monkeypatch.undo()
+    assert MaskablePPO.load(target).num_timesteps == state["timesteps"]
+
+
+def test_snapshots_play_like_the_policy_they_copy(smoke_run):
+    import torch
+    from sb3_contrib import MaskablePPO
+
+    from train.opponents import SnapshotPolicy
+
+    _, run_dir = smoke_run
+    model = MaskablePPO.load(run_dir / "final_model.zip", device="cpu")
+    snapshot = SnapshotPolicy.from_path(run_dir / "final_model.zip", deterministic=True)
+    rng = np.random.default_rng(0)
+    n = model.action_space.n
+    for _ in range(50):
+        obs = rng.random(model.observation_space.shape, dtype=np.float32)
+        mask = rng.random(n) < 0.6
+        mask[1] = True
+        expected, _ = model.predict(obs, deterministic=True, action_masks=mask)
+        assert snapshot(obs, mask) == int(expected)
+        with torch.no_grad():
+            logits = model.policy.action_net(model.policy.mlp_extractor.forward_actor(torch.as_tensor(obs[None])))
+        np.testing.assert_allclose(snapshot.logits(obs), logits.numpy()[0], rtol=1e-4, atol=1e-5)
+    sampler = SnapshotPolicy.from_path(run_dir / "final_model.zip", deterministic=False, seed=1)
+    mask = np.array([0, 1] + [0] * (n - 2), dtype=bool)
+    assert {sampler(obs, mask) for _ in range(20)} == {1}     # only legal actions
+
+
+def test_batched_workers_match_the_in_process_envs():
+    from train.config import EnvConfig
+    from train.vec import make_vec_env, set_pool
+
+    runs = []
+    for kind in ("dummy", "batched"):
+        venv = make_vec_env(EnvConfig(), n_envs=4, kind=kind, start_method="fork", workers=2)
+        set_pool(venv, {"random": 1, "tag": 1}, [], self_play_weight=0.0, seed=0, generation=0)
+        venv.seed(5)
+        obs = [venv.reset()]
+        rewards = []
+        rng = np.random.default_rng(0)
+        for _ in range(60):
+            masks = np.stack(venv.env_method("action_masks"))
+            assert masks.shape == (4, venv.action_space.n) and masks.any(axis=1).all()
+            actions = np.array([rng.choice(np.flatnonzero(m)) for m in masks])
+            o, r, d, infos = venv.step(actions)
+            obs.append(o)
+            rewards.append(r)
+        venv.close()
+        runs.append((np.stack(obs), np.stack(rewards)))
+    np.testing.assert_array_equal(runs[0][0], runs[1][0])
+    np.testing.assert_array_equal(runs[0][1], runs[1][1])
+
+
+def test_pool_weights_split_between_baselines_and_snapshots():
+    from train.opponents import build_pool, pool_weights
+
+    assert pool_weights({"random": 1, "tag": 1}, snapshots=0, self_play_weight=0.5) == [0.5, 0.5]
+    pool, weights = build_pool({"random": 1, "call": 0, "tag": 3}, [], self_play_weight=0.3, seed=0)
+    assert pool[0] == "random" and len(pool) == 2 and weights == [0.25, 0.75]

@@ -1,0 +1,377 @@
+"""What ``train/ppo.py`` does while MaskablePPO learns, as SB3 callbacks.
+
+=================== ==========================================================================
+``ProgressBar``     a tqdm bar over the run's timesteps (resumes where the run stopped)
+``PokerStats``      ``poker/*`` from each finished hand's info: fold, showdown, VPIP, aggression
+``SelfPlay``        every ``every`` timesteps a frozen copy of the learner joins the opponent pool
+``Checkpoints``     every ``checkpoint_every`` timesteps an atomic checkpoint and the pool state
+``Evaluation``      every ``eval.every`` timesteps a duplicate tournament (``train.tournament``)
+                    against each baseline: ``eval/bb100_vs_<agent>`` with its 95% interval
+=================== ==========================================================================
+
+The periodic ones act at the end of the rollout that crosses their interval, so what they log
+lands at the same step as SB3's rollout tags (and ``eval.csv`` shows that step).
+
+Everything saved is written to a temporary file in the same folder and moved into place with
+``os.replace``, so a crash or Ctrl-C in the middle of a save leaves the previous file whole.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import re
+import time
+from pathlib import Path
+from typing import Any
+
+from stable_baselines3.common.callbacks import BaseCallback
+
+from train.config import Config
+from train.opponents import SnapshotPolicy
+from train.vec import set_pool
+
+__all__ = ["atomic_write_bytes", "save_model", "ProgressBar", "PokerStats", "SelfPlay", "Checkpoints",
+           "Evaluation", "OpponentPool", "tag_name", "latest_checkpoint"]
+
+
+# --------------------------------------------------------------------------------------------
+# Atomic files
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` through a temporary file in the same folder and ``os.replace``."""
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.tmp")
+    with open(tmp, "wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    atomic_write_bytes(path, text.encode())
+
+
+def save_model(model, path: Path) -> Path:
+    """``model.save`` to ``path`` (a ``.zip``), atomically."""
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    buffer = io.BytesIO()
+    model.save(buffer)
+    atomic_write_bytes(path, buffer.getvalue())
+    return path
+
+
+def tag_name(spec: str) -> str:
+    """A TensorBoard-friendly name for an agent spec: ``"equity:samples=50"`` -> ``equity_samples_50``."""
+    return re.sub(r"[^A-Za-z0-9]+", "_", spec).strip("_") or "agent"
+
+
+_CKPT = re.compile(r"^ckpt_(\d+)\.zip$")
+
+
+def latest_checkpoint(folder: Path) -> tuple[Path, dict] | None:
+    """The newest checkpoint in ``folder`` whose model and state file are both whole."""
+    found = []
+    for path in Path(folder).glob("ckpt_*.zip"):
+        m = _CKPT.match(path.name)
+        if m and path.with_suffix(".json").exists():
+            found.append((int(m.group(1)), path))
+    for _, path in sorted(found, reverse=True):
+        try:
+            state = json.loads(path.with_suffix(".json").read_text())
+        except (OSError, json.JSONDecodeError):
+            continue
+        return path, state
+    return None
+
+
+# --------------------------------------------------------------------------------------------
+# The opponent pool
+
+
+class OpponentPool:
+    """The baselines and the learner's snapshots that the training envs draw opponents from."""
+
+    def __init__(self, cfg: Config, venv, snapshot_dir: Path) -> None:
+        self.baselines = dict(cfg.opponents.baselines)
+        self.self_play = cfg.opponents.self_play
+        self.seed = cfg.run.seed
+        self.venv = venv
+        self.snapshot_dir = snapshot_dir
+        self.snapshots: list[tuple[int, Path, SnapshotPolicy]] = []   # (timesteps, file, policy)
+        self.generation = 0
+        self.size = 0
+
+    def push(self) -> None:
+        """Send the current pool to every env (from its next hand on)."""
+        self.size = set_pool(self.venv, self.baselines, [p for _, _, p in self.snapshots],
+                             self_play_weight=self.self_play.weight, seed=self.seed,
+                             generation=self.generation)
+        self.generation += 1
+
+    def add_snapshot(self, model, timesteps: int) -> Path:
+        """Freeze the learner: save it as ``snapshots/snapshot_<timesteps>.zip`` and add it."""
+        self.snapshot_dir.mkdir(parents=True, exist_ok=True)
+        path = save_model(model, self.snapshot_dir / f"snapshot_{timesteps}.zip")
+        policy = SnapshotPolicy.from_model(model, name=f"snapshot_{timesteps}",
+                                           deterministic=self.self_play.deterministic)
+        self.snapshots.append((timesteps, path, policy))
+        for _, old, _ in self.snapshots[:-self.self_play.keep]:
+            old.unlink(missing_ok=True)
+        self.snapshots = self.snapshots[-self.self_play.keep:]
+        self.push()
+        return path
+
+    def state(self) -> dict[str, Any]:
+        return {"snapshots": [{"timesteps": t, "path": p.name} for t, p, _ in self.snapshots],
+                "generation": self.generation}
+
+    def restore(self, state: dict[str, Any]) -> None:
+        """Reload the snapshots a checkpoint's state names (files that are gone are skipped)."""
+        self.snapshots = []
+        for item in state.get("snapshots", []):
+            path = self.snapshot_dir / item["path"]
+            if path.exists():
+                policy = SnapshotPolicy.from_path(path, name=path.stem, deterministic=self.self_play.deterministic)
+                self.snapshots.append((int(item["timesteps"]), path, policy))
+        self.generation = int(state.get("generation", 0))
+        self.push()
+
+
+# --------------------------------------------------------------------------------------------
+# Callbacks
+
+
+class ProgressBar(BaseCallback):
+    """A tqdm bar over the whole run (``initial`` = timesteps already done when resuming)."""
+
+    def __init__(self, total: int, *, disable: bool = False) -> None:
+        super().__init__()
+        self.total = total
+        self.disable = disable
+        self.bar = None
+        self.postfix: dict[str, str] = {}
+
+    def _on_training_start(self) -> None:
+        from tqdm import tqdm
+
+        self.bar = tqdm(total=self.total, initial=self.num_timesteps, unit="step", dynamic_ncols=True,
+                        disable=self.disable, smoothing=0.05)
+        self._last = self.num_timesteps
+
+    def _on_step(self) -> bool:
+        done = self.num_timesteps - self._last
+        if done >= 1000 or self.num_timesteps >= self.total:
+            self.bar.update(done)
+            self._last = self.num_timesteps
+        return True
+
+    def set_postfix(self, **items: str) -> None:
+        self.postfix.update(items)
+        if self.bar is not None:
+            self.bar.set_postfix(self.postfix, refresh=False)
+
+    def _on_training_end(self) -> None:
+        if self.bar is not None:
+            self.bar.update(self.num_timesteps - self._last)
+        self.close()
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+            self.bar = None
+
+
+class PokerStats(BaseCallback):
+    """``poker/*`` statistics of the learner's finished hands, logged once per rollout.
+
+    fold_rate: share of hands the learner folded; showdown_rate: share it took to a showdown;
+    vpip: share in which it called, completed, bet or raised in the first betting round (the
+    bring-in is forced, so not voluntary); aggression: (completions + bets + raises) / calls;
+    bb100: its result in big bets per 100 hands; illegal_rate: illegal actions per hand.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._reset()
+
+    def _reset(self) -> None:
+        self.hands = self.folds = self.showdowns = self.vpip = self.illegal = 0
+        self.aggressive = self.calls = 0
+        self.payoff_bb = 0.0
+
+    def _on_step(self) -> bool:
+        rewards = self.locals["rewards"]
+        for i, (info, done) in enumerate(zip(self.locals["infos"], self.locals["dones"])):
+            if not done or "actions" not in info:
+                continue
+            actions = info["actions"]
+            self.hands += 1
+            self.folds += bool(info.get("folded"))
+            self.showdowns += bool(info.get("learner_showdown"))
+            self.vpip += bool(info.get("vpip"))
+            self.illegal += int(info.get("illegal_actions", 0))
+            self.aggressive += actions.get("bet", 0) + actions.get("raise", 0) + actions.get("complete", 0)
+            self.calls += actions.get("call", 0)
+            self.payoff_bb += float(rewards[i])
+        return True
+
+    def _on_rollout_end(self) -> None:
+        if not self.hands:
+            return
+        record = self.logger.record
+        record("poker/fold_rate", self.folds / self.hands)
+        record("poker/showdown_rate", self.showdowns / self.hands)
+        record("poker/vpip", self.vpip / self.hands)
+        record("poker/aggression", self.aggressive / self.calls if self.calls else float(self.aggressive))
+        record("poker/illegal_rate", self.illegal / self.hands)
+        record("poker/bb100", 100 * self.payoff_bb / self.hands)
+        record("poker/hands", self.hands)
+        self._reset()
+
+
+class SelfPlay(BaseCallback):
+    """Every ``every`` timesteps (0: never), freeze the learner into the opponent pool; logs
+    ``selfplay/pool_size`` (snapshots in the pool) and ``selfplay/opponents`` (pool entries)."""
+
+    def __init__(self, pool: OpponentPool, every: int) -> None:
+        super().__init__()
+        self.pool = pool
+        self.every = every
+        self.next = None
+
+    def _on_training_start(self) -> None:
+        self.next = (self.num_timesteps // self.every + 1) * self.every if self.every else None
+
+    def _on_step(self) -> bool:
+        return True
+
+    def _on_rollout_end(self) -> None:
+        if self.next is not None and self.num_timesteps >= self.next:
+            self.pool.add_snapshot(self.model, self.num_timesteps)
+            self.next = (self.num_timesteps // self.every + 1) * self.every
+        self.logger.record("selfplay/pool_size", len(self.pool.snapshots))
+        self.logger.record("selfplay/opponents", self.pool.size)
+
+
+class Checkpoints(BaseCallback):
+    """Atomic checkpoints ``checkpoints/ckpt_<timesteps>.zip`` plus ``.json`` (the pool state);
+    the last ``keep`` are kept. :meth:`save` is also called when the run stops."""
+
+    def __init__(self, folder: Path, every: int, keep: int, pool: OpponentPool) -> None:
+        super().__init__()
+        self.folder = Path(folder)
+        self.every = every
+        self.keep = keep
+        self.pool = pool
+        self.next = None
+        self.last_saved = -1
+
+    def _on_training_start(self) -> None:
+        self.next = (self.num_timesteps // self.every + 1) * self.every if self.every else None
+
+    def _on_step(self) -> bool:
+        return True
+
+    def _on_rollout_end(self) -> None:
+        if self.next is not None and self.num_timesteps >= self.next:
+            self.save(self.model)
+            self.next = (self.num_timesteps // self.every + 1) * self.every
+
+    def save(self, model) -> Path:
+        """Write ``ckpt_<timesteps>``: the model first, then its state file (a checkpoint counts
+        only once both exist), then drop the oldest beyond ``keep``."""
+        self.folder.mkdir(parents=True, exist_ok=True)
+        steps = int(model.num_timesteps)
+        path = self.folder / f"ckpt_{steps}.zip"
+        if steps == self.last_saved and path.exists():
+            return path
+        save_model(model, path)
+        state = {"timesteps": steps, "pool": self.pool.state(), "time": time.strftime("%Y-%m-%d %H:%M:%S")}
+        atomic_write_text(path.with_suffix(".json"), json.dumps(state, indent=2) + "\n")
+        self.last_saved = steps
+        found = sorted((int(m.group(1)), p) for p in self.folder.glob("ckpt_*.zip")
+                       if (m := _CKPT.match(p.name)))
+        for _, old in found[:-self.keep]:
+            old.with_suffix(".json").unlink(missing_ok=True)
+            old.unlink(missing_ok=True)
+        return path
+
+
+class Evaluation(BaseCallback):
+    """Every ``every`` timesteps, a duplicate tournament of the current policy against each
+    baseline, with :func:`train.tournament.play_match` (``eval/*``, ``eval.csv``)."""
+
+    FIELDS = ["timesteps", "opponent", "hands", "bb100", "ci95_low", "ci95_high", "seconds"]
+
+    def __init__(self, cfg: Config, run_dir: Path, *, progress: ProgressBar | None = None) -> None:
+        super().__init__()
+        self.cfg = cfg
+        self.every = cfg.eval.every
+        self.run_dir = Path(run_dir)
+        self.csv_path = self.run_dir / "eval.csv"
+        self.progress = progress
+        self.next = None
+        self.last_timesteps = -1
+        self.results: dict[str, Any] = {}
+
+    def _on_training_start(self) -> None:
+        self.next = (self.num_timesteps // self.every + 1) * self.every if self.every else None
+
+    def _on_step(self) -> bool:
+        return True
+
+    def _on_rollout_end(self) -> None:
+        if self.next is not None and self.num_timesteps >= self.next:
+            self.evaluate()
+            self.next = (self.num_timesteps // self.every + 1) * self.every
+
+    def evaluate(self, model=None) -> dict[str, Any]:
+        """Play the tournaments now, log ``eval/*``, append to ``eval.csv``; returns the estimates."""
+        from train.tournament import combine, play_match
+
+        model = model or self.model
+        steps = int(model.num_timesteps)
+        if steps == self.last_timesteps:
+            return self.results
+        cfg = self.cfg
+        path = save_model(model, self.run_dir / "checkpoints" / "eval_model.zip")
+        spec = f"ppo:{path},deterministic={str(cfg.eval.deterministic).lower()}"
+        rules = dict(cfg.env.rules)
+        rules = {k: tuple(v) if isinstance(v, list) else v for k, v in rules.items()}
+        rows, estimates = [], {}
+        for opponent in cfg.eval.baselines:
+            seats = [spec] + [opponent] * (cfg.env.players - 1)
+            start = time.perf_counter()
+            result = play_match(cfg.env.game, seats, hands=cfg.eval.hands, seed=cfg.run.seed + 1,
+                                workers=cfg.eval.workers, **rules)
+            est = result.estimates[spec]
+            estimates[opponent] = est
+            rows.append((opponent, result.hands, est, time.perf_counter() - start))
+        field = combine(list(estimates.values()))
+        rows.append(("field", sum(r[1] for r in rows), field, sum(r[3] for r in rows)))
+        logger = model.logger
+        for opponent, hands, est, _ in rows:
+            name = "eval/bb100_vs_field" if opponent == "field" else f"eval/bb100_vs_{tag_name(opponent)}"
+            logger.record(name, est.mean)
+            logger.record(f"{name}_ci95_low", est.low)
+            logger.record(f"{name}_ci95_high", est.high)
+        logger.record("eval/seconds", sum(r[3] for r in rows[:-1]))
+        new = not self.csv_path.exists()
+        with self.csv_path.open("a", newline="") as f:
+            writer = csv.writer(f)
+            if new:
+                writer.writerow(self.FIELDS)
+            for opponent, hands, est, seconds in rows:
+                writer.writerow([steps, opponent, hands, f"{est.mean:.3f}", f"{est.low:.3f}",
+                                 f"{est.high:.3f}", f"{seconds:.1f}"])
+        self.last_timesteps = steps
+        self.results = {"timesteps": steps, **{o: e for o, _, e, _ in rows}}
+        if self.progress is not None:
+            self.progress.set_postfix(field=f"{field.mean:+.1f}bb/100")
+        return self.results
+

@@ -1,0 +1,414 @@
+"""Training configuration: a YAML file read into typed, nested dataclasses.
+
+One file per experiment in ``configs/``. The file is read with ``yaml.safe_load`` and checked
+against the dataclasses below: an unknown key or a value of the wrong type is a
+:class:`ConfigError` whose message names the key (``train/ppo.py`` prints it and exits with
+code 2). Keys that are left out take the defaults below; the PPO defaults are MaskablePPO's own,
+so a config lists only what it changes.
+
+Sections (see ``configs/soko_ppo.yaml`` for a commented example):
+
+========== =====================================================================================
+env        ``game`` (a preset of ``envs.engine.rules.RULES``), ``players``, ``rules`` (overrides of
+           ``Rules`` fields, e.g. ``{bring_in: highest}``)
+opponents  ``baselines`` (agent spec -> weight) and ``self_play`` (snapshots of the learner:
+           how often, how many kept, their share of the hands, deterministic or sampled play)
+ppo        MaskablePPO arguments under their own names, plus ``net_arch``, ``activation_fn``,
+           ``n_envs``, ``vec_env`` (``dummy``, ``subproc`` or ``batched``), ``torch_threads``
+eval       ``every`` timesteps a duplicate tournament of ``hands`` hands against each of
+           ``baselines``
+run        ``name``, ``total_timesteps``, ``checkpoint_every``, ``seed``, ``out_dir``
+========== =====================================================================================
+
+Command-line overrides use dotted keys and YAML values: ``--set ppo.learning_rate=1e-4``,
+``--set ppo.net_arch=[256,256]``, ``--set opponents.baselines.tag=2``.
+
+>>> cfg = config_from_dict({"ppo": {"learning_rate": "1e-4"}, "run": {"total_timesteps": 1000}})
+>>> cfg.ppo.learning_rate, cfg.env.game, cfg.run.total_timesteps
+(0.0001, 'soko', 1000)
+>>> config_from_dict({"ppo": {"learnig_rate": 1e-4}})
+Traceback (most recent call last):
+...
+train.config.ConfigError: unknown key ppo.learnig_rate (did you mean learning_rate?)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import math
+import types
+import typing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+
+
+class ConfigError(ValueError):
+    """A config that cannot be used; the message names the key and says what is wrong."""
+
+
+# --------------------------------------------------------------------------------------------
+# The sections
+
+
+@dataclass
+class EnvConfig:
+    """The table: which game, how many seats, and any rule changes."""
+
+    game: str = "soko"
+    players: int = 2
+    # Fields of envs.engine.rules.Rules to change, e.g. {bring_in: highest, betting: pot_limit}.
+    rules: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class SelfPlayConfig:
+    """Frozen copies of the learner that join the opponent pool as training goes on."""
+
+    every: int = 0                 # timesteps between snapshots; 0 turns self-play off
+    keep: int = 5                  # the most recent snapshots kept in the pool
+    weight: float = 0.0            # share of hands against snapshots (split evenly) once any exist
+    deterministic: bool = False    # snapshots play their most likely action instead of sampling
+
+
+@dataclass
+class OpponentsConfig:
+    """Who the learner plays: each hand draws every opponent seat from this pool by weight."""
+
+    baselines: dict[str, float] = field(default_factory=lambda: {"random": 1.0})
+    self_play: SelfPlayConfig = field(default_factory=SelfPlayConfig)
+
+
+@dataclass
+class PPOConfig:
+    """MaskablePPO's arguments by their own names (defaults are MaskablePPO's), and the setup."""
+
+    learning_rate: float = 3e-4
+    lr_schedule: Literal["constant", "linear"] = "constant"   # linear: down to 0 at the end
+    n_steps: int = 2048            # per env, per rollout
+    batch_size: int = 64
+    n_epochs: int = 10
+    gamma: float = 0.99
+    gae_lambda: float = 0.95
+    clip_range: float = 0.2
+    clip_range_vf: float | None = None
+    normalize_advantage: bool = True
+    ent_coef: float = 0.0
+    vf_coef: float = 0.5
+    max_grad_norm: float = 0.5
+    target_kl: float | None = None
+    stats_window_size: int = 100
+    # The policy network (separate actor and critic MLPs of these sizes).
+    net_arch: list[int] = field(default_factory=lambda: [64, 64])
+    activation_fn: Literal["tanh", "relu"] = "tanh"
+    # How the environments run.
+    n_envs: int = 1
+    # dummy: all envs in this process; subproc: SB3's SubprocVecEnv, one process per env;
+    # batched: `workers` processes, each stepping n_envs / workers envs.
+    vec_env: Literal["dummy", "subproc", "batched"] = "dummy"
+    workers: int = 2               # batched only
+    start_method: Literal["fork", "forkserver", "spawn"] = "forkserver"   # subproc and batched
+    torch_threads: int = 1         # per process
+    device: str = "cpu"
+
+
+@dataclass
+class EvalConfig:
+    """Duplicate tournaments of the current policy during training."""
+
+    every: int = 0                 # timesteps between evaluations; 0 turns them off
+    baselines: list[str] = field(default_factory=lambda: ["random", "call", "raise", "tag"])
+    hands: int = 2000              # duplicate hands per baseline
+    deterministic: bool = True     # the learner plays its most likely action (as ppo: agents do)
+    workers: int = 1               # tournament processes (the training envs wait meanwhile)
+
+
+@dataclass
+class RunConfig:
+    """Length, checkpoints, seed and where the run folder goes."""
+
+    name: str | None = None        # run folder prefix; None: the config file's name
+    total_timesteps: int = 100_000
+    checkpoint_every: int = 50_000  # timesteps between checkpoints (and one at every stop)
+    keep_checkpoints: int = 3      # the most recent checkpoints kept on disk
+    seed: int = 0
+    out_dir: str = "runs"
+
+
+@dataclass
+class Config:
+    """One experiment."""
+
+    env: EnvConfig = field(default_factory=EnvConfig)
+    opponents: OpponentsConfig = field(default_factory=OpponentsConfig)
+    ppo: PPOConfig = field(default_factory=PPOConfig)
+    eval: EvalConfig = field(default_factory=EvalConfig)
+    run: RunConfig = field(default_factory=RunConfig)
+
+
+# --------------------------------------------------------------------------------------------
+# Reading and checking
+
+
+def _describe(value: Any) -> str:
+    return f"{value!r} ({type(value).__name__})"
+
+
+def _convert(value: Any, tp: Any, where: str) -> Any:
+    """``value`` checked against (and lightly coerced to) the type hint ``tp``."""
+    origin = typing.get_origin(tp)
+    args = typing.get_args(tp)
+    if origin in (typing.Union, types.UnionType):
+        if value is None and type(None) in args:
+            return None
+        inner = [a for a in args if a is not type(None)]
+        if len(inner) == 1:
+            return _convert(value, inner[0], where)
+        raise TypeError(f"unsupported type {tp} at {where}")  # pragma: no cover - not used
+    if tp is Any:
+        return value
+    if origin is Literal:
+        if value not in args:
+            raise ConfigError(f"{where} must be one of {', '.join(map(str, args))}, not {_describe(value)}")
+        return value
+    if dataclasses.is_dataclass(tp):
+        if value is None:
+            value = {}
+        if not isinstance(value, dict):
+            raise ConfigError(f"{where} must be a mapping of keys, not {_describe(value)}")
+        return _build(tp, value, where)
+    if origin is list:
+        if not isinstance(value, (list, tuple)):
+            raise ConfigError(f"{where} must be a list, not {_describe(value)}")
+        return [_convert(v, args[0], f"{where}[{i}]") for i, v in enumerate(value)]
+    if origin is dict:
+        if value is None:
+            return {}
+        if not isinstance(value, dict):
+            raise ConfigError(f"{where} must be a mapping, not {_describe(value)}")
+        out = {}
+        for k, v in value.items():
+            if not isinstance(k, str):
+                raise ConfigError(f"{where} keys must be text, not {_describe(k)}")
+            out[k] = _convert(v, args[1], f"{where}.{k}")
+        return out
+    if tp is bool:
+        if not isinstance(value, bool):
+            raise ConfigError(f"{where} must be true or false, not {_describe(value)}")
+        return value
+    if tp is int:
+        # Whole numbers; 2e6 and "2e6" (YAML 1.1 reads an exponent without a dot as text) count.
+        if isinstance(value, bool):
+            raise ConfigError(f"{where} must be a whole number, not {_describe(value)}")
+        if isinstance(value, int):
+            return value
+        number = _as_float(value)
+        if number is not None and number.is_integer():
+            return int(number)
+        raise ConfigError(f"{where} must be a whole number, not {_describe(value)}")
+    if tp is float:
+        if isinstance(value, bool):
+            raise ConfigError(f"{where} must be a number, not {_describe(value)}")
+        number = _as_float(value)
+        if number is None or not math.isfinite(number):
+            raise ConfigError(f"{where} must be a number, not {_describe(value)}")
+        return number
+    if tp is str:
+        if not isinstance(value, str):
+            raise ConfigError(f"{where} must be text, not {_describe(value)}")
+        return value
+    raise TypeError(f"unsupported type {tp} at {where}")  # pragma: no cover - a bug here
+
+
+def _as_float(value: Any) -> float | None:
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    if isinstance(value, str):
+        try:
+            return float(value.replace("_", ""))
+        except ValueError:
+            return None
+    return None
+
+
+def _build(cls: type, data: dict, where: str) -> Any:
+    hints = typing.get_type_hints(cls)
+    names = [f.name for f in dataclasses.fields(cls)]
+    for key in data:
+        if key not in names:
+            label = f"{where}.{key}" if where else str(key)
+            close = difflib.get_close_matches(str(key), names, n=1)
+            hint = f" (did you mean {close[0]}?)" if close else f"; the keys{' of ' + where if where else ''} are {', '.join(names)}"
+            raise ConfigError(f"unknown key {label}{hint}")
+    kwargs = {name: _convert(data[name], hints[name], f"{where}.{name}" if where else name)
+              for name in names if name in data}
+    return cls(**kwargs)
+
+
+def _check(cfg: Config) -> None:
+    """Checks across fields, with the key in each message."""
+    from envs.engine.rules import get_rules
+
+    def need(ok: bool, message: str) -> None:
+        if not ok:
+            raise ConfigError(message)
+
+    overrides = {k: tuple(v) if isinstance(v, list) else v for k, v in cfg.env.rules.items()}
+    try:
+        rules = get_rules(cfg.env.game, **overrides)
+    except (ValueError, TypeError) as exc:
+        raise ConfigError(f"env: {exc}") from None
+    try:
+        from envs.single_agent import GAMES
+    except ImportError:  # pragma: no cover - the env layer is part of the project
+        GAMES = {}
+    presets = [p for family in GAMES.values() for p in family]
+    need(not presets or cfg.env.game in presets,
+         f"env.game {cfg.env.game!r} has no training env; games are {', '.join(presets)}")
+    need(rules.min_players <= cfg.env.players <= rules.max_players,
+         f"env.players must be from {rules.min_players} to {rules.max_players} for {rules.name}, "
+         f"not {cfg.env.players}")
+
+    opp = cfg.opponents
+    for spec, weight in opp.baselines.items():
+        need(weight >= 0, f"opponents.baselines.{spec} must be a weight of at least 0, not {weight}")
+    sp = opp.self_play
+    need(sp.every >= 0, f"opponents.self_play.every must be at least 0, not {sp.every}")
+    need(sp.keep >= 1, f"opponents.self_play.keep must be at least 1, not {sp.keep}")
+    need(0 <= sp.weight <= 1, f"opponents.self_play.weight must be from 0 to 1, not {sp.weight}")
+    need(sum(opp.baselines.values()) > 0 or (sp.every > 0 and sp.weight == 1),
+         "opponents.baselines needs a positive weight (the learner must have opponents "
+         "before its first snapshot)")
+    need(sp.weight < 1 or sp.every > 0, "opponents.self_play.weight is 1 but self_play.every is 0")
+
+    ppo = cfg.ppo
+    need(ppo.learning_rate > 0, f"ppo.learning_rate must be positive, not {ppo.learning_rate}")
+    need(ppo.n_envs >= 1, f"ppo.n_envs must be at least 1, not {ppo.n_envs}")
+    need(ppo.n_steps >= 1, f"ppo.n_steps must be at least 1, not {ppo.n_steps}")
+    need(ppo.batch_size >= 2, f"ppo.batch_size must be at least 2, not {ppo.batch_size}")
+    need(ppo.batch_size <= ppo.n_steps * ppo.n_envs,
+         f"ppo.batch_size ({ppo.batch_size}) must not exceed the rollout, "
+         f"n_steps x n_envs = {ppo.n_steps * ppo.n_envs}")
+    need(ppo.n_epochs >= 1, f"ppo.n_epochs must be at least 1, not {ppo.n_epochs}")
+    need(0 <= ppo.gamma <= 1, f"ppo.gamma must be from 0 to 1, not {ppo.gamma}")
+    need(0 <= ppo.gae_lambda <= 1, f"ppo.gae_lambda must be from 0 to 1, not {ppo.gae_lambda}")
+    need(ppo.clip_range > 0, f"ppo.clip_range must be positive, not {ppo.clip_range}")
+    need(all(n >= 1 for n in ppo.net_arch), f"ppo.net_arch sizes must be at least 1, not {ppo.net_arch}")
+    need(ppo.workers >= 1, f"ppo.workers must be at least 1, not {ppo.workers}")
+    need(ppo.torch_threads >= 1, f"ppo.torch_threads must be at least 1, not {ppo.torch_threads}")
+
+    ev = cfg.eval
+    need(ev.every >= 0, f"eval.every must be at least 0, not {ev.every}")
+    need(ev.hands >= 1, f"eval.hands must be at least 1, not {ev.hands}")
+    need(ev.workers >= 1, f"eval.workers must be at least 1, not {ev.workers}")
+    need(bool(ev.baselines) or ev.every == 0, "eval.baselines is empty but eval.every is not 0")
+
+    run = cfg.run
+    need(run.total_timesteps >= 1, f"run.total_timesteps must be at least 1, not {run.total_timesteps}")
+    need(run.checkpoint_every >= 0, f"run.checkpoint_every must be at least 0, not {run.checkpoint_every}")
+    need(run.keep_checkpoints >= 1, f"run.keep_checkpoints must be at least 1, not {run.keep_checkpoints}")
+    need(run.name is None or (run.name and "/" not in run.name and "__" not in run.name),
+         f"run.name must be a plain folder name without '/' or '__', not {run.name!r}")
+
+    _check_specs(cfg)
+
+
+def _check_specs(cfg: Config) -> None:
+    """Agent specs must name known agents (agents.registry), so a typo fails before training."""
+    try:
+        from agents.registry import check_spec
+    except ImportError:  # the registry offers no checker: the spec fails when first used
+        return
+    specs = [("opponents.baselines", s) for s in cfg.opponents.baselines]
+    specs += [("eval.baselines", s) for s in cfg.eval.baselines]
+    for where, spec in specs:
+        try:
+            check_spec(spec)
+        except (ValueError, KeyError, FileNotFoundError) as exc:
+            raise ConfigError(f"{where}: {exc}") from None
+
+
+def config_from_dict(data: dict | None) -> Config:
+    """A checked :class:`Config` from plain data (as ``yaml.safe_load`` returns it)."""
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"a config is a mapping of sections (env, opponents, ppo, eval, run), "
+                          f"not {_describe(data)}")
+    cfg = _build(Config, data, "")
+    _check(cfg)
+    return cfg
+
+
+def config_to_dict(cfg: Config) -> dict:
+    """Plain data that :func:`config_from_dict` turns back into an equal config."""
+    return dataclasses.asdict(cfg)
+
+
+def dump_config(cfg: Config) -> str:
+    """The config as YAML text (every key, defaults included): what a run folder saves."""
+    return yaml.safe_dump(config_to_dict(cfg), sort_keys=False, default_flow_style=None)
+
+
+def apply_override(data: dict, assignment: str) -> None:
+    """Apply ``"ppo.learning_rate=1e-4"`` to raw config data; the value is read as YAML."""
+    key, sep, text = assignment.partition("=")
+    key = key.strip()
+    if not sep or not key:
+        raise ConfigError(f"--set takes KEY=VALUE with a dotted key, e.g. ppo.learning_rate=1e-4; "
+                          f"got {assignment!r}")
+    try:
+        value = yaml.safe_load(text) if text.strip() else None
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"--set {key}: cannot read the value {text!r} as YAML ({exc})") from None
+    parts = key.split(".")
+    node = data
+    for depth, part in enumerate(parts[:-1]):
+        child = node.get(part)
+        if child is None:
+            child = node[part] = {}
+        elif not isinstance(child, dict):
+            raise ConfigError(f"--set {key}: {'.'.join(parts[:depth + 1])} is a value, not a section")
+        node = child
+    node[parts[-1]] = value
+
+
+def read_yaml(path: str | Path) -> dict:
+    """The raw data of a YAML config file; a missing or unreadable file is a ConfigError."""
+    path = Path(path)
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise ConfigError(f"cannot read config {path}: {exc.strerror or exc}") from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{path} is not valid YAML: {exc}") from None
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: a config is a mapping of sections, not {_describe(data)}")
+    return data
+
+
+def load_config(path: str | Path | None = None, *, overrides: typing.Sequence[str] = (),
+                seed: int | None = None) -> Config:
+    """Read ``path`` (or the defaults), apply ``--set`` overrides and ``--seed``, and check it all.
+
+    ``run.name`` defaults to the file's name without ``.yaml``.
+    """
+    data = read_yaml(path) if path is not None else {}
+    for assignment in overrides:
+        apply_override(data, assignment)
+    if seed is not None:
+        data.setdefault("run", {})
+        if not isinstance(data["run"], dict):
+            raise ConfigError(f"run must be a mapping of keys, not {_describe(data['run'])}")
+        data["run"]["seed"] = seed
+    cfg = config_from_dict(data)
+    if cfg.run.name is None:
+        cfg.run.name = Path(path).stem if path is not None else "default"
+    return cfg
