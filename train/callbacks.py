@@ -159,15 +159,16 @@ class ProgressBar(BaseCallback):
     def _on_training_start(self) -> None:
         from tqdm import tqdm
 
-        self.bar = tqdm(total=self.total, initial=self.num_timesteps, unit="step", dynamic_ncols=True,
+        self._last = min(self.num_timesteps, self.total)
+        self.bar = tqdm(total=self.total, initial=self._last, unit="step", dynamic_ncols=True,
                         disable=self.disable, smoothing=0.05)
-        self._last = self.num_timesteps
 
     def _on_step(self) -> bool:
-        done = self.num_timesteps - self._last
-        if done >= 1000 or self.num_timesteps >= self.total:
-            self.bar.update(done)
-            self._last = self.num_timesteps
+        # The last rollout may run past the total; the bar stops at it.
+        now = min(self.num_timesteps, self.total)
+        if now - self._last >= 1000 or (now == self.total and now > self._last):
+            self.bar.update(now - self._last)
+            self._last = now
         return True
 
     def set_postfix(self, **items: str) -> None:
@@ -177,7 +178,7 @@ class ProgressBar(BaseCallback):
 
     def _on_training_end(self) -> None:
         if self.bar is not None:
-            self.bar.update(self.num_timesteps - self._last)
+            self.bar.update(min(self.num_timesteps, self.total) - self._last)
         self.close()
 
     def close(self) -> None:
