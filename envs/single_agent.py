@@ -73,7 +73,7 @@ from envs.actions import CHECK_CALL, FOLD, action_mask, apply_action, num_action
 from envs.engine.game import Game
 from envs.engine.rules import Rules
 from envs.observation import ObservationEncoder
-from envs.stud_env import REWARD_UNITS, make_rules, new_game, normalize_stacks, render_text
+from envs.stud_env import check_env_args, make_rules, new_game, normalize_stacks, render_text
 
 GAMES = {
     "soko": ("soko", "soko_nordic"),
@@ -109,18 +109,12 @@ class SingleAgentEnv(gymnasium.Env):
         if game not in GAMES:
             raise ValueError(f"unknown game {game!r}; games are {', '.join(GAMES)}")
         self.rules = r = make_rules(game, GAMES[game], rules, **overrides)
-        if type(num_players) is not int or not r.min_players <= num_players <= r.max_players:
-            raise ValueError(f"{r.name} takes {r.min_players} to {r.max_players} players, not {num_players!r}")
+        check_env_args(r, num_players, render_mode, reward, self.metadata["render_modes"])
         if learner_seat is not None and not (type(learner_seat) is int and 0 <= learner_seat < num_players):
             raise ValueError(f"learner_seat must be None (drawn each hand) or a seat 0..{num_players - 1}, "
                              f"not {learner_seat!r}")
         if illegal_action not in ("check_fold", "raise"):
             raise ValueError(f"illegal_action must be 'check_fold' or 'raise', not {illegal_action!r}")
-        if render_mode not in (None, *self.metadata["render_modes"]):
-            raise ValueError(f"render_mode must be None or one of {self.metadata['render_modes']}, "
-                             f"not {render_mode!r}")
-        if reward not in REWARD_UNITS:
-            raise ValueError(f"reward must be one of {', '.join(REWARD_UNITS)}, not {reward!r}")
         self.num_players = num_players
         self.learner_seat = learner_seat
         self.illegal_action = illegal_action

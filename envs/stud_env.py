@@ -149,6 +149,17 @@ def make_rules(game: str, presets: tuple[str, ...], rules: Rules | str | None = 
     return get_rules(rules, **overrides)
 
 
+def check_env_args(rules: Rules, num_players, render_mode, reward: str, render_modes) -> None:
+    """The keyword arguments every env of ours shares, refused with a sentence when wrong."""
+    if type(num_players) is not int or not rules.min_players <= num_players <= rules.max_players:
+        raise ValueError(f"{rules.name} takes {rules.min_players} to {rules.max_players} players, "
+                         f"not {num_players!r}")
+    if render_mode not in (None, *render_modes):
+        raise ValueError(f"render_mode must be None or one of {render_modes}, not {render_mode!r}")
+    if reward not in REWARD_UNITS:
+        raise ValueError(f"reward must be one of {', '.join(REWARD_UNITS)}, not {reward!r}")
+
+
 def wrap_env(raw: AECEnv) -> AECEnv:
     """PettingZoo's standard wrappers, in the order the classic card games use.
 
@@ -232,13 +243,7 @@ class StudEnv(AECEnv, EzPickle):
         if not self.game_name:
             raise TypeError("StudEnv is shared code: create soko_v0.env() or follow_the_bitch_v0.env()")
         self.rules = r = make_rules(self.game_name, self.presets, rules, **overrides)
-        if type(num_players) is not int or not r.min_players <= num_players <= r.max_players:
-            raise ValueError(f"{r.name} takes {r.min_players} to {r.max_players} players, not {num_players!r}")
-        if render_mode not in (None, *self.metadata["render_modes"]):
-            raise ValueError(f"render_mode must be None or one of {self.metadata['render_modes']}, "
-                             f"not {render_mode!r}")
-        if reward not in REWARD_UNITS:
-            raise ValueError(f"reward must be one of {', '.join(REWARD_UNITS)}, not {reward!r}")
+        check_env_args(r, num_players, render_mode, reward, self.metadata["render_modes"])
         self.num_players = num_players
         self.render_mode = render_mode
         self.stacks = normalize_stacks(stacks, num_players)

@@ -235,53 +235,60 @@ class PokerStats(BaseCallback):
         self._reset()
 
 
-class SelfPlay(BaseCallback):
+class EveryTimesteps(BaseCallback):
+    """A callback that acts (:meth:`fire`) at the end of the first rollout past each multiple of
+    ``every`` timesteps (0: never); resumed runs pick up at the next multiple."""
+
+    def __init__(self, every: int) -> None:
+        super().__init__()
+        self.every = every
+        self.next = None
+
+    def _on_training_start(self) -> None:
+        self.next = (self.num_timesteps // self.every + 1) * self.every if self.every else None
+
+    def _on_step(self) -> bool:
+        return True
+
+    def _on_rollout_end(self) -> None:
+        if self.next is not None and self.num_timesteps >= self.next:
+            self.fire()
+            self.next = (self.num_timesteps // self.every + 1) * self.every
+
+    def fire(self) -> None:
+        raise NotImplementedError
+
+
+class SelfPlay(EveryTimesteps):
     """Every ``every`` timesteps (0: never), freeze the learner into the opponent pool; logs
     ``selfplay/pool_size`` (snapshots in the pool) and ``selfplay/opponents`` (pool entries)."""
 
     def __init__(self, pool: OpponentPool, every: int) -> None:
-        super().__init__()
+        super().__init__(every)
         self.pool = pool
-        self.every = every
-        self.next = None
 
-    def _on_training_start(self) -> None:
-        self.next = (self.num_timesteps // self.every + 1) * self.every if self.every else None
-
-    def _on_step(self) -> bool:
-        return True
+    def fire(self) -> None:
+        self.pool.add_snapshot(self.model, self.num_timesteps)
 
     def _on_rollout_end(self) -> None:
-        if self.next is not None and self.num_timesteps >= self.next:
-            self.pool.add_snapshot(self.model, self.num_timesteps)
-            self.next = (self.num_timesteps // self.every + 1) * self.every
+        super()._on_rollout_end()
         self.logger.record("selfplay/pool_size", len(self.pool.snapshots))
         self.logger.record("selfplay/opponents", self.pool.size)
 
 
-class Checkpoints(BaseCallback):
+class Checkpoints(EveryTimesteps):
     """Atomic checkpoints ``checkpoints/ckpt_<timesteps>.zip`` plus ``.json`` (the pool state);
     the last ``keep`` are kept. :meth:`save` is also called when the run stops."""
 
     def __init__(self, folder: Path, every: int, keep: int, pool: OpponentPool) -> None:
-        super().__init__()
+        super().__init__(every)
         self.folder = Path(folder)
-        self.every = every
         self.keep = keep
         self.pool = pool
-        self.next = None
         self.last_saved = -1
 
-    def _on_training_start(self) -> None:
-        self.next = (self.num_timesteps // self.every + 1) * self.every if self.every else None
-
-    def _on_step(self) -> bool:
-        return True
-
-    def _on_rollout_end(self) -> None:
-        if self.next is not None and self.num_timesteps >= self.next:
-            self.save(self.model)
-            self.next = (self.num_timesteps // self.every + 1) * self.every
+    def fire(self) -> None:
+        self.save(self.model)
 
     def save(self, model) -> Path:
         """Write ``ckpt_<timesteps>``: the model first, then its state file (a checkpoint counts
@@ -303,33 +310,23 @@ class Checkpoints(BaseCallback):
         return path
 
 
-class Evaluation(BaseCallback):
+class Evaluation(EveryTimesteps):
     """Every ``every`` timesteps, a duplicate tournament of the current policy against each
     baseline, with :func:`train.tournament.play_match` (``eval/*``, ``eval.csv``)."""
 
     FIELDS = ["timesteps", "opponent", "hands", "bb100", "ci95_low", "ci95_high", "seconds"]
 
     def __init__(self, cfg: Config, run_dir: Path, *, progress: ProgressBar | None = None) -> None:
-        super().__init__()
+        super().__init__(cfg.eval.every)
         self.cfg = cfg
-        self.every = cfg.eval.every
         self.run_dir = Path(run_dir)
         self.csv_path = self.run_dir / "eval.csv"
         self.progress = progress
-        self.next = None
         self.last_timesteps = -1
         self.results: dict[str, Any] = {}
 
-    def _on_training_start(self) -> None:
-        self.next = (self.num_timesteps // self.every + 1) * self.every if self.every else None
-
-    def _on_step(self) -> bool:
-        return True
-
-    def _on_rollout_end(self) -> None:
-        if self.next is not None and self.num_timesteps >= self.next:
-            self.evaluate()
-            self.next = (self.num_timesteps // self.every + 1) * self.every
+    def fire(self) -> None:
+        self.evaluate()
 
     def evaluate(self, model=None) -> dict[str, Any]:
         """Play the tournaments now, log ``eval/*``, append to ``eval.csv``; returns the estimates."""
