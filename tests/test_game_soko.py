@@ -380,3 +380,15 @@ def test_showdown_canadian_hand_beats_pair_and_payoffs_sum_to_zero():
     assert g.bring_in_seat == 0  # 3h < 5d
     call_down(g)
     assert tuple(g.payoffs) == (3, -3)
+
+
+def test_bring_in_passes_on_from_a_seat_all_in_from_the_ante():
+    # RULES.md: a named first actor who is all-in is replaced by the first seat after them
+    # clockwise who can act; docs/rules.md: that seat takes over the bring-in duty.
+    # Button 0, so seat 1 is dealt first: Kd down, then seat 2 Qd, seat 0 Jd; up: 2c, 9h, Th.
+    g = Game("soko", 3, stacks=(100, 1, 100), button=0, deck="Kd Qd Jd 2c 9h Th", seed=0)
+    assert g.all_in == (False, True, False)  # seat 1 put its only chip in as the ante
+    assert g.bring_in_seat == 2 and g.current_player == 2
+    assert g.to_call == 2 and not g.can_fold()
+    g.check_or_call()  # seat 2 posts the bring-in for seat 1
+    assert g.committed == (0, 0, 2) and g.current_player == 0
