@@ -40,7 +40,8 @@ class Event(NamedTuple):
     ``raise``, ``call``, ``check``, ``fold`` (``amount``: chips put in by the action; for bets
     and raises ``to`` is the raise-to total), ``street`` (a betting round starts; ``amount`` is
     its bet size), ``show`` (a seat shows ``cards``, ``text`` names the hand), ``win``
-    (``amount`` chips from pot ``to``; ``text`` says why), ``end``.
+    (``amount`` chips from pot ``to``; ``text`` says why, or ``value`` names the winning hand),
+    ``end``. A ``show`` event's ``value`` is the hand shown.
     """
 
     kind: str
@@ -50,6 +51,7 @@ class Event(NamedTuple):
     up: bool = False
     to: int = 0
     text: str = ""
+    value: HandValue | None = None  # the hand shown or winning, named only when described
 
     def describe(self) -> str:
         """A readable line of hand history."""
@@ -78,9 +80,9 @@ class Event(NamedTuple):
         if kind == "street":
             return f"*** Betting round {self.to + 1} (bet size {self.amount}) ***"
         if kind == "show":
-            return f"{who} shows {format_cards(self.cards)}: {self.text}"
+            return f"{who} shows {format_cards(self.cards)}: {self.value}"
         if kind == "win":
-            return f"{who} wins {self.amount} from {'the main pot' if self.to == 0 else f'side pot {self.to}'} ({self.text})"
+            return f"{who} wins {self.amount} from {'the main pot' if self.to == 0 else f'side pot {self.to}'} ({self.text or self.value})"
         if kind == "end":
             return f"*** Hand over: {self.text} ***"
         return f"{kind} {self.seat} {self.amount}"
@@ -88,9 +90,6 @@ class Event(NamedTuple):
     def _all_in(self) -> str:
         return " and is all-in" if self.text == "all-in" else ""
 
-    @property
-    def line(self) -> str:
-        return self.describe()
 
 
 @dataclass(frozen=True, slots=True)
@@ -691,7 +690,7 @@ class Game:
             values[p] = evaluate(cards, canadian=r.canadian_hands, wild_ranks=wild,
                                  double_ace_flush=r.double_ace_flush,
                                  ace_low_four_straight=r.ace_low_four_straight)
-            self.log.append(Event("show", p, cards=tuple(self._hole[p]), text=str(values[p])))
+            self.log.append(Event("show", p, cards=tuple(self._hole[p]), value=values[p]))
         self.hand_values = values
         # Low Chicago: the holder of the lowest face-down spade (ace lowest) among a pot's
         # contenders takes half of that pot.
@@ -723,7 +722,7 @@ class Game:
             for i, p in enumerate(winners):  # winners are in order from the dealer's left
                 won = share + (1 if i < odd else 0)
                 self._stacks[p] += won
-                self.log.append(Event("win", p, won, to=index, text=str(best)))
+                self.log.append(Event("win", p, won, to=index, value=best))
             self.pots.append((amount, tuple(winners)))
         self._finish("showdown")
 
