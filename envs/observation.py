@@ -202,6 +202,7 @@ class ObservationEncoder:
         self._street_onehot = [[float(i == k) for i in range(r.num_rounds)] for k in range(r.num_rounds)]
         self._zeros = [0.0] * self.num_sizes
         self._tables: dict[int, tuple] = {}
+        self._scales: dict[tuple[int, ...], tuple] = {}  # chip scales per starting stacks
         self._game: Game | None = None
         # _masks[can_fold][number of sizes offered]: the mask of envs.actions.action_mask.
         self._masks = [[self._mask(fold, k) for k in range(self.num_sizes + 1)] for fold in (False, True)]
@@ -217,6 +218,7 @@ class ObservationEncoder:
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)
         self._tables = {}
+        self._scales = {}
         self._game = None
 
     def _mask(self, fold: bool, sizes: int) -> np.ndarray:
@@ -253,6 +255,8 @@ class ObservationEncoder:
         take("dyn", 5 + K + R + 6 * n)  # rewritten when the state moves on, see _write_dynamic()
         off["size"] = size
         off["dyn_struct"] = struct.Struct(f"={5 + K + R + 6 * n}f")  # float32, no padding
+        # The to_act one-hot per current player, and all zeros (index n) once the hand is over.
+        off["to_act"] = [[float(i == s) for i in range(n)] for s in range(n)] + [[0.0] * n]
         d = off["dyn"]
         # Offsets of the dynamic block: pot, to_call, pot_odds, sizes (K), bet_size, raises,
         # street (R), then per absolute seat: to_act, stack, committed, total, folded, all_in.
@@ -287,7 +291,7 @@ class ObservationEncoder:
 
     def start(self, game: Game) -> None:
         """Follow ``game`` from its first event (called automatically for a new game)."""
-        if game.rules != self.rules:
+        if game.rules is not self.rules and game.rules != self.rules:
             raise ValueError(f"this encoder is for {self.rules.name} rules; the game plays {game.rules.name}")
         n = game.num_players
         off, self._index = self._table(n)
@@ -297,12 +301,19 @@ class ObservationEncoder:
         self._dyn_pos = -1  # log length when the dynamic block was last written
         self._street = 0
         stacks = game.starting_stacks
-        seat_bound = seat_chip_bound(self.rules, stacks)
-        self._inv_table = 1.0 / sum(stacks)
-        self._seat_bound = seat_bound
-        self._inv_seat = 1.0 / seat_bound
-        self._pot_bound = min(n * seat_bound, sum(stacks))
-        self._inv_pot = 1.0 / self._pot_bound
+        scales = self._scales.get(stacks)
+        if scales is None:
+            seat_bound = seat_chip_bound(self.rules, stacks)
+            pot_bound = min(n * seat_bound, sum(stacks))
+            inv_seat, K, R = 1.0 / seat_bound, self.num_sizes, self.rounds
+            # The dynamic block is packed in chips and counts, then scaled by this and clipped at 1.
+            dyn_scale = np.array([1.0 / pot_bound, inv_seat, 1.0] + [inv_seat] * K
+                                 + [self._inv_big, self._inv_raises] + [1.0] * R + [1.0] * n
+                                 + [1.0 / sum(stacks)] * n + [inv_seat] * (2 * n) + [1.0] * (2 * n),
+                                 dtype=np.float32)
+            scales = self._scales[stacks] = (1.0 / sum(stacks), seat_bound, inv_seat, pot_bound,
+                                             1.0 / pot_bound, dyn_scale)
+        self._inv_table, self._seat_bound, self._inv_seat, self._pot_bound, self._inv_pot, self._dyn_scale = scales
         self._src = src = np.zeros(off["size"], dtype=np.float32)
         self._src_bytes = memoryview(src).cast("B")
         self._dyn_struct = off["dyn_struct"]
@@ -310,11 +321,12 @@ class ObservationEncoder:
         src[off["button"] + game.button] = 1.0
         self._o_hole, self._o_up, self._o_hist = off["hole"], off["up"], off["hist"]
         self._o_dyn = off["dyn"]
+        self._dyn = src[self._o_dyn:self._o_dyn + len(self._dyn_scale)]
         self._o_src_chicago = off.get("chicago_up", 0)
         self._o_src_wild = off.get("wild_rank", 0)
         self._wild_slot = None
         self._up_any = np.zeros(52, dtype=np.float32)  # every face-up card
-        self._to_act = [[float(i == s) for i in range(n)] for s in range(n)] + [[0.0] * n]
+        self._to_act = off["to_act"]
 
     def _catch_up(self, game: Game) -> None:
         log = game.log
@@ -387,31 +399,29 @@ class ObservationEncoder:
         return self.encode(game, seat), np.zeros(self.num_actions, dtype=np.int8)
 
     def _write_dynamic(self, game: Game, current: int | None, sizes) -> None:
+        # Chips and counts as they are, then one scaling and clipping pass (see start()).
         pot = game.pot
-        bound = self._seat_bound
-        inv_seat = self._inv_seat
-        pot_value = pot * self._inv_pot if pot < self._pot_bound else 1.0
         if current is not None:
             owed = game.to_call
-            values = [pot_value, owed * inv_seat if owed < bound else 1.0,
-                      owed / (pot + owed) if owed else 0.0]
-            values += [s * inv_seat if s < bound else 1.0 for s in sizes]
+            values = [pot, owed, owed / (pot + owed) if owed else 0.0]
+            values += sizes
             values += self._zeros[:self.num_sizes - len(sizes)]
         else:
-            values = [pot_value, 0.0, 0.0]
+            values = [pot, 0.0, 0.0]
             values += self._zeros
-        values.append(game.bet_size * self._inv_big)
-        raises = game.raises_this_round * self._inv_raises
-        values.append(raises if raises < 1.0 else 1.0)
+        values.append(game.bet_size)
+        values.append(game.raises_this_round)
         values += self._street_onehot[game.street]
         values += self._to_act[self._n if current is None else current]
-        inv_table = self._inv_table
-        values += [s * inv_table for s in game.stacks]
-        values += [c * inv_seat if c < bound else 1.0 for c in game.committed]
-        values += [t * inv_seat if t < bound else 1.0 for t in game.total_committed]
+        values += game.stacks
+        values += game.committed
+        values += game.total_committed
         values += game.folded
         values += game.all_in
         self._dyn_struct.pack_into(self._src_bytes, 4 * self._o_dyn, *values)
+        dyn = self._dyn
+        np.multiply(dyn, self._dyn_scale, out=dyn)
+        np.minimum(dyn, 1.0, out=dyn)
         if self._wild:
             wild = game.wild_rank
             slot = 13 if wild is None else RANK_CHARS.index(wild)

@@ -119,6 +119,7 @@ and shift what follows; ``env.unwrapped.layout.table()`` prints the table of any
 
 from __future__ import annotations
 
+import operator
 from typing import Any, ClassVar
 
 import gymnasium
@@ -186,18 +187,35 @@ MIRRORED = ("agents", "agent_selection", "rewards", "_cumulative_rewards", "term
 def mirrored(name: str) -> property:
     """An attribute whose every assignment is copied into the env's wrappers."""
 
-    def get(self):
-        try:
-            return self.__dict__["_value_" + name]
-        except KeyError:
-            raise AttributeError(f"{name} is set by reset()") from None
+    key = "_value_" + name
 
     def set(self, value) -> None:
-        self.__dict__["_value_" + name] = value
+        self.__dict__[key] = value
         for wrapper in self.__dict__.get("_mirrors", ()):
             wrapper.__dict__[name] = value
 
-    return property(get, set, doc=f"``{name}`` (copied into the wrappers on assignment)")
+    # A C-level getter: these attributes are read many times a step. Before reset() it raises
+    # AttributeError, and StudEnv.__getattr__ says what is missing.
+    return property(operator.attrgetter(key), set, doc=f"``{name}`` (copied into the wrappers on assignment)")
+
+
+class ActionSpace(spaces.Discrete):
+    """``Discrete(n)`` whose membership test answers a plain ``int`` at once.
+
+    PettingZoo's ``AssertOutOfBoundsWrapper`` asks ``contains`` on every step, and gymnasium's
+    version builds ``numpy.iinfo`` and a NumPy scalar for a Python int, which costs about as
+    much as the rest of a wrapper step. The answer is the same: an int is in the space when
+    ``0 <= x < n``; anything else goes to gymnasium's test.
+    """
+
+    def __init__(self, n: int, seed=None) -> None:
+        super().__init__(n, seed=seed)
+        self._size = int(n)
+
+    def contains(self, x) -> bool:
+        if type(x) is int:
+            return 0 <= x < self._size
+        return super().contains(x)
 
 
 def new_game(rules: Rules, num_players: int, rng: np.random.Generator, *, stacks=None,
@@ -260,7 +278,7 @@ class StudEnv(AECEnv, EzPickle):
             })
             for a in self.possible_agents
         }
-        self.action_spaces = {a: spaces.Discrete(self.num_actions) for a in self.possible_agents}
+        self.action_spaces = {a: ActionSpace(self.num_actions) for a in self.possible_agents}
         self.np_random: np.random.Generator | None = None
         self.game: Game | None = None
 
@@ -274,6 +292,13 @@ class StudEnv(AECEnv, EzPickle):
     terminations = mirrored("terminations")
     truncations = mirrored("truncations")
     infos = mirrored("infos")
+
+    def __getattr__(self, name: str):
+        # Reached only when normal look-up fails: a per-step attribute before reset().
+        bare = name[len("_value_"):] if name.startswith("_value_") else name
+        if bare in MIRRORED:
+            raise AttributeError(f"{bare} is set by reset()")
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def mirror_into(self, wrappers_: list) -> None:
         """Copy the per-step attributes into ``wrappers_`` from now on (see :func:`wrap_env`)."""
@@ -332,7 +357,7 @@ class StudEnv(AECEnv, EzPickle):
         game = self.game
         payoffs = game.payoffs
         big = self.rules.big_bet
-        showdown = any(e.kind == "show" for e in game.log)
+        showdown = bool(game.hand_values)
         for agent, p in zip(self.possible_agents, payoffs):
             self.rewards[agent] = p / big if self.reward_unit == "big_bets" else float(p)
             self.terminations[agent] = True

@@ -28,8 +28,12 @@ from typing import NamedTuple
 import numpy as np
 
 from envs.engine.cards import DECK, Card, format_cards, parse_cards
-from envs.engine.hands import HandValue, evaluate
+from envs.engine.hands import HandValue, evaluator
 from envs.engine.rules import Rules, get_rules
+
+
+_DECK_OBJECTS = np.array(DECK, dtype=object)  # shuffled by the generator, top first
+_new = tuple.__new__  # builds an Event from all its fields at once (the hot paths use it)
 
 
 class Event(NamedTuple):
@@ -90,6 +94,20 @@ class Event(NamedTuple):
     def _all_in(self) -> str:
         return " and is all-in" if self.text == "all-in" else ""
 
+
+
+def _hand_evaluator(rules: Rules, wild_ranks: tuple[str, ...]):
+    """The evaluator of ``rules``' hand ranking with ``wild_ranks`` wild (cached)."""
+    key = (rules.canadian_hands, rules.double_ace_flush, rules.ace_low_four_straight, wild_ranks)
+    found = _EVALUATORS.get(key)
+    if found is None:
+        found = _EVALUATORS[key] = evaluator(
+            canadian=rules.canadian_hands, wild_ranks=wild_ranks, double_ace_flush=rules.double_ace_flush,
+            ace_low_four_straight=rules.ace_low_four_straight)
+    return found
+
+
+_EVALUATORS: dict[tuple, object] = {}
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,6 +177,7 @@ class Game:
         self._committed = [0] * n
         self.log: list[Event] = []
         self.wild_rank: str | None = None
+        self._evaluate = _hand_evaluator(rules, ("Q",) if rules.queens_wild else ())
         self._queen_pending = False
         self.street = 0
         self.current_player: int | None = None
@@ -179,6 +198,16 @@ class Game:
         self._post_antes()
         self._deal_street(0)
         self._start_round()
+
+    def __getstate__(self) -> dict:
+        # Pickle and deepcopy: the evaluator (a closure) is rebuilt from the rules on loading.
+        state = self.__dict__.copy()
+        del state["_evaluate"]
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._evaluate = _hand_evaluator(self.rules, self.wild_ranks)
 
     # ----------------------------------------------------------------------------------------
     # Public state
@@ -218,7 +247,7 @@ class Game:
     @property
     def all_in(self) -> tuple[bool, ...]:
         """Seats still in the hand with no chips behind."""
-        return tuple(not f and s == 0 for f, s in zip(self._folded, self._stacks))
+        return tuple([not f and s == 0 for f, s in zip(self._folded, self._stacks)])
 
     @property
     def active(self) -> tuple[int, ...]:
@@ -273,10 +302,7 @@ class Game:
 
     def showing_value(self, seat: int) -> HandValue:
         """The value of the seat's face-up cards with the wild cards in force now."""
-        r = self.rules
-        return evaluate(self._up[seat], canadian=r.canadian_hands, wild_ranks=self.wild_ranks,
-                        double_ace_flush=r.double_ace_flush,
-                        ace_low_four_straight=r.ace_low_four_straight)
+        return self._evaluate(self._up[seat])
 
     def history(self) -> str:
         """The hand so far as readable text, one event a line."""
@@ -318,7 +344,7 @@ class Game:
         p = self.current_player
         self._folded[p] = True
         self._pending.discard(p)
-        self.log.append(Event("fold", p))
+        self.log.append(_new(Event, ("fold", p, 0, (), False, 0, "", None)))
         self._after_action(p)
 
     def can_check_or_call(self) -> bool:
@@ -341,9 +367,10 @@ class Game:
         owed = self._level - self._committed[p]
         if owed > 0:
             amount = self._put_in(p, owed)
-            self.log.append(Event("call", p, amount, to=self._committed[p], text=self._all_in_text(p)))
+            self.log.append(_new(Event, ("call", p, amount, (), False, self._committed[p],
+                                         "all-in" if self._stacks[p] == 0 else "", None)))
         else:
-            self.log.append(Event("check", p))
+            self.log.append(_new(Event, ("check", p, 0, (), False, 0, "", None)))
         self._pending.discard(p)
         self._acted_level[p] = self._full_level
         self._after_action(p)
@@ -379,7 +406,7 @@ class Game:
         self._bring_in_due = False
         self._pending = {q for q in self._order if q != p and self._can_act(q)}
         self._acted_level[p] = self._full_level
-        self.log.append(Event(kind, p, put, to=amount, text=self._all_in_text(p)))
+        self.log.append(_new(Event, (kind, p, put, (), False, amount, "all-in" if self._stacks[p] == 0 else "", None)))
         self._after_action(p)
 
     def bet_sizes(self) -> tuple[int, ...]:
@@ -515,7 +542,7 @@ class Game:
         given = parse_cards(deck) if deck is not None else ()
         rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
         if not given:
-            return [DECK[i] for i in rng.permutation(52).tolist()]
+            return rng.permutation(_DECK_OBJECTS).tolist()
         taken = set(given)
         rest = [c for c in DECK if c not in taken]
         return list(given) + [rest[i] for i in rng.permutation(len(rest)).tolist()]
@@ -549,12 +576,12 @@ class Game:
                 self._next_card += 1
                 if face_up:
                     self._up[p].append(card)
-                    log.append(Event("deal", p, cards=(card,), up=True))
+                    log.append(_new(Event, ("deal", p, 0, (card,), True, 0, "", None)))
                     if follow:
                         self._follow_the_queen(card)
                 else:
                     self._hole[p].append(card)
-                    log.append(Event("deal", p, cards=(card,)))
+                    log.append(_new(Event, ("deal", p, 0, (card,), False, 0, "", None)))
         # The card after a queen must come in the same dealing round (docs/rules.md).
         if self._queen_pending:
             self._queen_pending = False
@@ -564,36 +591,42 @@ class Game:
             if self.wild_rank is not None:
                 self.log.append(Event("wild", text=f"The queen ends {self.wild_rank}s wild: nothing is wild"))
             self.wild_rank = None
+            self._evaluate = _hand_evaluator(self.rules, self.wild_ranks)
             self._queen_pending = True
         elif self._queen_pending:
             self.wild_rank = card.rank
+            self._evaluate = _hand_evaluator(self.rules, self.wild_ranks)
             self._queen_pending = False
             self.log.append(Event("wild", text=f"{card.rank}s are wild (followed the queen)"))
 
     def _start_round(self) -> None:
         """Open the betting round of ``self.street``, or deal on when nobody can bet."""
+        r = self.rules
+        n = self.num_players
+        folded, stacks = self._folded, self._stacks
         while True:
-            r = self.rules
-            n = self.num_players
             self._committed = [0] * n
             self._level = self._full_level = self._last_increment = self._raises = 0
             self._acted_level = [None] * n
             self._bring_in_due = False
             doubled = (r.open_pair_doubles and self.street == 1 and any(
                 len(self._up[p]) >= 2 and self._up[p][0] >> 2 == self._up[p][1] >> 2
-                for p in range(n) if not self._folded[p]))
+                for p in range(n) if not folded[p]))
             self._bet = r.bet_size(self.street, doubled=doubled)
-            self.log.append(Event("street", amount=self._bet, to=self.street))
-            can_act = [p for p in self._order if self._can_act(p)]
+            self.log.append(_new(Event, ("street", None, self._bet, (), False, self.street, "", None)))
+            can_act = [p for p in self._order if not folded[p] and stacks[p] > 0]
             if len(can_act) >= 2:
                 break
             # At most one player can still act and nobody owes anything: no betting.
             if not self._next_street():
                 return
         if self.street == 0 and r.bring_in is not None:
-            active = [p for p in self._order if not self._folded[p]]
-            pick = min if r.bring_in == "lowest" else max
-            seat = pick(active, key=lambda p: pick(self._up[p]))
+            up = self._up
+            # The lowest (highest) first up card; cards order by rank, then suit (clubs low).
+            if r.bring_in == "lowest":
+                seat = min((p for p in self._order if not folded[p]), key=lambda p: min(up[p]))
+            else:
+                seat = max((p for p in self._order if not folded[p]), key=lambda p: max(up[p]))
             seat = self._next_who_can_act(seat)  # an all-in seat passes the duty on
             self.bring_in_seat = seat
             self._bring_in_due = True
@@ -607,10 +640,11 @@ class Game:
         the dealer's left."""
         best_seat, best = None, None
         lowest = self.rules.first_to_act == "lowest"
+        evaluate, up, folded = self._evaluate, self._up, self._folded
         for p in self._order:
-            if self._folded[p]:
+            if folded[p]:
                 continue
-            value = self.showing_value(p)
+            value = evaluate(up[p])
             if best is None or (value < best if lowest else value > best):
                 best_seat, best = p, value
         return best_seat
@@ -681,15 +715,12 @@ class Game:
     def _showdown(self) -> None:
         r = self.rules
         self.current_player = None
-        wild = self.wild_ranks
         values = {}
         for p in self._order:
             if self._folded[p]:
                 continue
             cards = self._hole[p] + self._up[p]
-            values[p] = evaluate(cards, canadian=r.canadian_hands, wild_ranks=wild,
-                                 double_ace_flush=r.double_ace_flush,
-                                 ace_low_four_straight=r.ace_low_four_straight)
+            values[p] = self._evaluate(cards)
             self.log.append(Event("show", p, cards=tuple(self._hole[p]), value=values[p]))
         self.hand_values = values
         # Low Chicago: the holder of the lowest face-down spade (ace lowest) among a pot's
