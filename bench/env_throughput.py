@@ -36,7 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from envs import SingleAgentEnv, follow_the_bitch_v0, soko_v0  # noqa: E402
 from envs.actions import action_mask, apply_action  # noqa: E402
 from envs.engine.game import Game  # noqa: E402
-from envs.stud_env import wrap_env  # noqa: E402
+from envs.stud_env import ActionSpace, MirroredAECEnv, wrap_env  # noqa: E402
 
 
 def texas_holdem_v4():
@@ -114,12 +114,12 @@ class EngineOnly:
 
 
 def null_aec_env():
-    """A do-nothing two-player AEC env (five decisions a hand, constant observation) in
-    PettingZoo's standard wrappers: what the wrappers and the loop cost by themselves."""
+    """A do-nothing two-player AEC env (five decisions a hand, constant observation) built like
+    ours (mirrored attributes, the same action space) in PettingZoo's standard wrappers: what
+    the wrappers and the loop cost by themselves, the floor under any env of ours."""
     from gymnasium import spaces
-    from pettingzoo import AECEnv
 
-    class NullEnv(AECEnv):
+    class NullEnv(MirroredAECEnv):
         metadata = {"name": "null_v0", "render_modes": []}
 
         def __init__(self):
@@ -128,7 +128,7 @@ def null_aec_env():
             self.observation_spaces = {a: spaces.Dict({
                 "observation": spaces.Box(0, 1, (8,), np.float32),
                 "action_mask": spaces.Box(0, 1, (3,), np.int8)}) for a in self.possible_agents}
-            self.action_spaces = {a: spaces.Discrete(3) for a in self.possible_agents}
+            self.action_spaces = {a: ActionSpace(3) for a in self.possible_agents}
 
         def observation_space(self, agent):
             return self.observation_spaces[agent]
@@ -145,9 +145,10 @@ def null_aec_env():
             self.infos = {a: {} for a in self.agents}
             self.agent_selection = "player_0"
             self.decisions = 0
+            self.zeros, self.ones = np.zeros(8, np.float32), np.ones(3, np.int8)
 
         def observe(self, agent):
-            return {"observation": np.zeros(8, np.float32), "action_mask": np.ones(3, np.int8)}
+            return {"observation": self.zeros.copy(), "action_mask": self.ones.copy()}
 
         def step(self, action):
             if self.terminations[self.agent_selection]:
@@ -217,14 +218,26 @@ def main(argv: list[str] | None = None) -> dict[str, tuple[float, float]]:
     rates = {name: (s / t, h / t) for name, (s, h, t) in totals.items()}
     print(f"Random legal play, {args.seconds:g} s per env in {args.rounds} interleaved slices "
           f"(python {sys.version.split()[0]}, numpy {np.__version__})")
-    print(f"{'env':<30}{'steps/s':>11}  {'unit':<14}{'hands/s':>9}  {'vs texas':>8}")
+    print(f"{'env':<30}{'steps/s':>11}  {'unit':<14}{'hands/s':>9}  {'us/hand':>8}  {'vs texas':>8}")
     for name, (steps, hands) in rates.items():
         unit = runs[name][0]
         players = "6p" if " 6p" in name else "2p"
         ref = rates[f"texas_holdem_v4 {players}"][0]
         ratio = f"{steps / ref:7.2f}x" if unit == "agent-steps" and not name.startswith("texas") else ""
-        print(f"{name:<30}{steps:>11,.0f}  {unit:<14}{hands:>9,.0f}  {ratio:>8}")
+        print(f"{name:<30}{steps:>11,.0f}  {unit:<14}{hands:>9,.0f}  {1e6 / hands:>8,.0f}  {ratio:>8}")
     print()
+    if not args.no_diagnostics:
+        # Where a soko_v0 hand's time goes: the wrappers and loop (the null env's cost per step
+        # times soko's steps per hand), the bare engine, and the rest (observations, env code).
+        steps_per_hand = rates["soko_v0 2p"][0] / rates["soko_v0 2p"][1]
+        total = 1e6 / rates["soko_v0 2p"][1]
+        floor = 1e6 / rates["diag: null env + wrappers"][0] * steps_per_hand
+        engine = 1e6 / rates["diag: engine soko 2p"][1]
+        print(f"soko_v0 2p, per hand ({steps_per_hand:.1f} agent-steps): {total:.0f} us = wrappers and loop "
+              f"{floor:.0f} + engine {engine:.0f} + observations and env code {total - floor - engine:.0f}")
+        best = rates["diag: null env + wrappers"][0] / rates["texas_holdem_v4 2p"][0]
+        print(f"a do-nothing env through the same wrappers and loop: {best:.2f}x texas_holdem_v4 2p")
+        print()
     for name, target in (("soko_v0 2p", 5.0), ("follow_the_bitch_v0 2p LC", 3.0)):
         ratio = rates[name][0] / rates["texas_holdem_v4 2p"][0]
         verdict = "met" if ratio >= target else "NOT met"

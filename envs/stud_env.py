@@ -166,7 +166,7 @@ def wrap_env(raw: AECEnv) -> AECEnv:
 
     A wrapper finds every attribute of the env it wraps through a chain of ``__getattr__``
     calls, one per wrapper; reading ``agent_selection``, ``terminations`` and the rest that way
-    costs more than a whole game step. So a :class:`StudEnv` copies those attributes into the
+    costs more than a whole game step. So a :class:`MirroredAECEnv` copies those attributes into the
     wrappers' own ``__dict__`` whenever it assigns them (:func:`mirrored`): the wrappers run
     unchanged and read the same values, without the chain. Before the first ``reset()`` nothing
     is copied, so ``OrderEnforcingWrapper`` still refuses early access.
@@ -174,14 +174,14 @@ def wrap_env(raw: AECEnv) -> AECEnv:
     wrapped = [wrappers.TerminateIllegalWrapper(raw, illegal_reward=-1)]
     wrapped.append(wrappers.AssertOutOfBoundsWrapper(wrapped[-1]))
     wrapped.append(wrappers.OrderEnforcingWrapper(wrapped[-1]))
-    if isinstance(raw, StudEnv):
+    if isinstance(raw, MirroredAECEnv):
         raw.mirror_into(wrapped)
     return wrapped[-1]
 
 
 MIRRORED = ("agents", "agent_selection", "rewards", "_cumulative_rewards", "terminations",
             "truncations", "infos")
-"""The per-step AEC attributes a :class:`StudEnv` copies into its wrappers (see wrap_env)."""
+"""The per-step AEC attributes a :class:`MirroredAECEnv` copies into its wrappers (see wrap_env)."""
 
 
 def mirrored(name: str) -> property:
@@ -195,7 +195,7 @@ def mirrored(name: str) -> property:
             wrapper.__dict__[name] = value
 
     # A C-level getter: these attributes are read many times a step. Before reset() it raises
-    # AttributeError, and StudEnv.__getattr__ says what is missing.
+    # AttributeError, and MirroredAECEnv.__getattr__ says what is missing.
     return property(operator.attrgetter(key), set, doc=f"``{name}`` (copied into the wrappers on assignment)")
 
 
@@ -241,7 +241,36 @@ def normalize_stacks(stacks, num_players: int):
     return tuple(stacks)
 
 
-class StudEnv(AECEnv, EzPickle):
+class MirroredAECEnv(AECEnv):
+    """An AEC env whose per-step attributes (``MIRRORED``) are copied into the wrappers that
+    :func:`wrap_env` puts around it, so the wrappers read them without a ``__getattr__`` chain."""
+
+    agents = mirrored("agents")
+    agent_selection = mirrored("agent_selection")
+    rewards = mirrored("rewards")
+    _cumulative_rewards = mirrored("_cumulative_rewards")
+    terminations = mirrored("terminations")
+    truncations = mirrored("truncations")
+    infos = mirrored("infos")
+
+    def __getattr__(self, name: str):
+        # Reached only when normal look-up fails: a per-step attribute before reset().
+        bare = name[len("_value_"):] if name.startswith("_value_") else name
+        if bare in MIRRORED:
+            raise AttributeError(f"{bare} is set by reset()")
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    def mirror_into(self, wrappers_: list) -> None:
+        """Copy the per-step attributes into ``wrappers_`` from now on (see :func:`wrap_env`)."""
+        self.__dict__["_mirrors"] = list(wrappers_)
+        for name in MIRRORED:
+            value = self.__dict__.get("_value_" + name)
+            if value is not None:
+                for wrapper in wrappers_:
+                    wrapper.__dict__[name] = value
+
+
+class StudEnv(MirroredAECEnv, EzPickle):
     """The AEC env shared by every stud game; a game module binds ``game_name`` and ``presets``."""
 
     game_name: ClassVar[str] = ""
@@ -284,30 +313,6 @@ class StudEnv(AECEnv, EzPickle):
 
     # ------------------------------------------------------------------------------------
     # PettingZoo API
-
-    agents = mirrored("agents")
-    agent_selection = mirrored("agent_selection")
-    rewards = mirrored("rewards")
-    _cumulative_rewards = mirrored("_cumulative_rewards")
-    terminations = mirrored("terminations")
-    truncations = mirrored("truncations")
-    infos = mirrored("infos")
-
-    def __getattr__(self, name: str):
-        # Reached only when normal look-up fails: a per-step attribute before reset().
-        bare = name[len("_value_"):] if name.startswith("_value_") else name
-        if bare in MIRRORED:
-            raise AttributeError(f"{bare} is set by reset()")
-        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
-
-    def mirror_into(self, wrappers_: list) -> None:
-        """Copy the per-step attributes into ``wrappers_`` from now on (see :func:`wrap_env`)."""
-        self.__dict__["_mirrors"] = list(wrappers_)
-        for name in MIRRORED:
-            value = self.__dict__.get("_value_" + name)
-            if value is not None:
-                for wrapper in wrappers_:
-                    wrapper.__dict__[name] = value
 
     def observation_space(self, agent: str) -> spaces.Space:
         return self.observation_spaces[agent]
