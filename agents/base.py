@@ -47,11 +47,25 @@ class Agent(ABC):
     name: str = "agent"
 
     def __init__(self) -> None:
-        self.rng = np.random.default_rng(0)
+        self._seed: int | np.random.SeedSequence | None = 0
+        self._rng: np.random.Generator | None = None
 
     def reset(self, seed: int | np.random.SeedSequence | None = None) -> None:
         """Re-seed the agent's generator; the harness calls this before every hand."""
-        self.rng = np.random.default_rng(seed)
+        # The generator is built on first use: seeding one costs more than a whole hand of a
+        # cheap agent, and agents such as `call` never draw.
+        self._seed = seed
+        self._rng = None
+
+    @property
+    def rng(self) -> np.random.Generator:
+        if self._rng is None:
+            self._rng = np.random.default_rng(self._seed)
+        return self._rng
+
+    @rng.setter
+    def rng(self, generator: np.random.Generator) -> None:
+        self._rng = generator
 
     @abstractmethod
     def act(self, view: PlayerView, action_mask: np.ndarray) -> int:

@@ -46,7 +46,8 @@ class RandomAgent(Agent):
     """Uniform over the legal action ids."""
 
     def act(self, view: PlayerView, action_mask: np.ndarray) -> int:
-        return int(self.rng.choice(legal_ids(action_mask)))
+        legal = [i for i, ok in enumerate(action_mask.tolist()) if ok]
+        return legal[int(self.rng.random() * len(legal))]
 
 
 class CallAgent(Agent):

@@ -126,7 +126,9 @@ def parse_cards(cards: str | Iterable[Card | str | int]) -> tuple[Card, ...]:
         items = cards
     out: list[Card] = []
     for item in items:
-        if isinstance(item, Card):
+        if type(item) is int and 0 <= item < 52:  # the common case of a deck of indices
+            out.append(DECK[item])
+        elif isinstance(item, Card):
             out.append(item)
         elif isinstance(item, str):
             out.append(Card.from_str(item.strip()))

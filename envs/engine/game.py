@@ -176,6 +176,7 @@ class Game:
         self._total = [0] * n
         self._committed = [0] * n
         self.log: list[Event] = []
+        self._seen_logs: list[list[Event]] = [[] for _ in range(n)]  # per seat, for view()
         self.wild_rank: str | None = None
         self._evaluate = _hand_evaluator(rules, ("Q",) if rules.queens_wild else ())
         self._queen_pending = False
@@ -317,12 +318,15 @@ class Game:
         """
         if not 0 <= seat < self.num_players:
             raise ValueError(f"no seat {seat!r} at a {self.num_players}-player table")
-        log = tuple(e if e.kind != "deal" or e.up or e.seat == seat else e._replace(cards=())
-                    for e in self.log)
+        # The seat's copy of the log, extended from where it was last asked (the log only grows).
+        seen = self._seen_logs[seat]
+        for e in self.log[len(seen):]:
+            seen.append(e if e.kind != "deal" or e.up or e.seat == seat else e._replace(cards=()))
+        log = tuple(seen)
         me = self.current_player == seat
         return PlayerView(
             rules=self.rules, num_players=self.num_players, seat=seat, hole_cards=self.hole_cards(seat),
-            up_cards=tuple(tuple(u) for u in self._up), folded=self.folded, all_in=self.all_in,
+            up_cards=tuple(map(tuple, self._up)), folded=self.folded, all_in=self.all_in,
             stacks=self.stacks, committed=self.committed, total_committed=self.total_committed,
             pot=self.pot, street=self.street, button=self.button,
             current_player=self.current_player, to_call=self.to_call if me else 0,
@@ -540,6 +544,8 @@ class Game:
 
     def _build_deck(self, deck, seed) -> list[Card]:
         given = parse_cards(deck) if deck is not None else ()
+        if len(given) == 52:
+            return list(given)  # the whole order is given: nothing to shuffle
         rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
         if not given:
             return rng.permutation(_DECK_OBJECTS).tolist()
