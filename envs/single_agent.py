@@ -172,7 +172,7 @@ class SingleAgentEnv(gymnasium.Env):
         opponent = self.opponents[self.seat_opponents[seat]]
         if isinstance(opponent, str):  # "random"
             legal = [i for i, ok in enumerate(mask.tolist()) if ok]
-            return legal[int(self.np_random.integers(len(legal)))]
+            return legal[int(self.np_random.random() * len(legal))]
         act_game = getattr(opponent, "act_game", None)
         if act_game is not None:  # agents/ policies that encode the game themselves
             action = act_game(game, seat, mask)
