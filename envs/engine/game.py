@@ -97,17 +97,10 @@ class Event(NamedTuple):
 
 
 def _hand_evaluator(rules: Rules, wild_ranks: tuple[str, ...]):
-    """The evaluator of ``rules``' hand ranking with ``wild_ranks`` wild (cached)."""
-    key = (rules.canadian_hands, rules.double_ace_flush, rules.ace_low_four_straight, wild_ranks)
-    found = _EVALUATORS.get(key)
-    if found is None:
-        found = _EVALUATORS[key] = evaluator(
-            canadian=rules.canadian_hands, wild_ranks=wild_ranks, double_ace_flush=rules.double_ace_flush,
-            ace_low_four_straight=rules.ace_low_four_straight)
-    return found
-
-
-_EVALUATORS: dict[tuple, object] = {}
+    """The evaluator of ``rules``' hand ranking with ``wild_ranks`` wild (``evaluator`` caches it)."""
+    return evaluator(canadian=rules.canadian_hands, wild_ranks=wild_ranks,
+                     double_ace_flush=rules.double_ace_flush,
+                     ace_low_four_straight=rules.ace_low_four_straight)
 
 
 @dataclass(frozen=True, slots=True)
