@@ -235,20 +235,44 @@ def _suited_ranks(have: list[int], wilds: int, size: int, double_ace_flush: bool
 # ---------------------------------------------------------------------------------------------
 # The per-call path.
 
-_RANK_BITS = 32
+_RANK_BITS = 32  # bits 0-30: the rank multiset, one base-5 digit per rank
 _RANK_MASK = (1 << _RANK_BITS) - 1
-_SUIT_FIELD = 0xFFFF
-_CARD_BITS = 48  # from here on: one bit per card, 13 per suit (suit * 13 + rank)
-_CODE = {card: 5 ** (card >> 2) + (1 << (_RANK_BITS + 4 * (card & 3)))
-         + (1 << (_CARD_BITS + 13 * (card & 3) + (card >> 2))) for card in map(Card, range(52))}
-"""A card's code: its rank as a base-5 digit, its suit as a 4-bit count, and its own bit. The
-sum of a hand's codes holds the rank multiset, the suit counts and each suit's ranks; two equal
-cards show as a carry (fewer card bits than cards)."""
+_SUIT_BITS = 32  # bits 32-95: 16 per suit, the suit's count three times: x1, x3 and x7
+_SUIT_AREA = (1 << 64) - 1
+_CARD_BITS = 96  # from here on: three bits per card, at 3 * card index (rank-major)
+_AT_LEAST = {1: 0b111, 2: 0b110, 3: 0b11 << 7, 4: 0b100, 5: 1 << 14}
+"""Per suit field, the bits of which one is set exactly when the suit has at least n cards
+(n = 1..5): a count of 0-7 read as is (1, 2, 4 are powers of two), times 3 (3 * 3 = 9 is the
+first multiple of 3 from 8) or times 7 (7 * 5 = 35 is the first multiple of 7 from 32)."""
+_DUPS = sum(0b110 << (_CARD_BITS + 3 * i) for i in range(52))
+"""The upper two bits of every card's three: set only by a card given two to seven times."""
+_SUIT_CARDS = tuple(sum(1 << 3 * (4 * r + s) for r in range(13)) for s in range(4))
+"""Per suit, the low bits of its cards' three (in the card field shifted down)."""
+_CODE = {card: 5 ** (card >> 2) + ((1 | 3 << 4 | 7 << 9) << (_SUIT_BITS + 16 * (card & 3)))
+         + (1 << (_CARD_BITS + 3 * card)) for card in map(Card, range(52))}
+"""A card's code: its rank as a base-5 digit, its suit as counts, and its own three bits. The
+sum of a hand's codes holds the rank multiset, the suit counts (so whether a suit holds at
+least n cards is one AND) and the cards; a card given twice shows in its upper bits. Nothing
+carries between fields for up to seven cards (a rank digit carries only for five equal ranks,
+which only a repeated card makes, and that shows)."""
 _CODE_OF = _CODE.__getitem__
-_MAX_SUIT = bytes(max((s >> 4 * i) & 15 for i in range(4)) for s in range(1 << 16))
 _NEVER = 99
 _JUST_CARDS = {Card}
-_SUIT_RANKS = 0x1FFF
+_HAND_VALUES: dict[int, HandValue] = {}
+"""Flush-type HandValues by score, made once (a new HandValue costs more than a look-up)."""
+
+
+def _suit_mask(need: int) -> int:
+    """The bits of a code sum of which one is set when some suit has ``need`` or more cards."""
+    if need >= _NEVER:
+        return 0
+    per_suit = _AT_LEAST[max(need, 1)]  # every hand has a suit with at least one card
+    return sum(per_suit << (_SUIT_BITS + 16 * s) for s in range(4))
+
+
+def _suit_ranks(cards: int) -> int:
+    """The 13-bit rank mask of a card field (shifted down) that holds cards of one suit."""
+    return sum(1 << r for r in range(13) if cards >> (12 * r) & 0o7777)
 
 
 class _Table:
@@ -260,11 +284,11 @@ class _Table:
     def __init__(self, canadian: bool, wild: frozenset[int], double_ace_flush: bool, ace_low: bool):
         self.canadian = canadian
         self.wild = wild
-        wild_mask = sum(1 << r for r in wild)
-        self.wild_bits = sum(wild_mask << (13 * s) for s in range(4))
+        self.wild_bits = sum(1 << (3 * (4 * r + s)) for r in wild for s in range(4))
         self.double_ace_flush = double_ace_flush
         self.ace_low = ace_low
-        # rank-multiset code -> (best non-flush HandValue, smallest suit count that may flush)
+        # rank-multiset code -> (best non-flush HandValue, the bits of a code sum that send
+        # the hand to the second look: a suit that may flush, or a repeated card)
         self.by_ranks: dict[int, tuple[HandValue, int]] = {}
         self.flushes: dict[tuple[int, int, int, int], int] = {}
         self.batch: dict[int, object] = {}
@@ -285,38 +309,49 @@ class _Table:
             need = 5 - wilds
         else:
             need = _NEVER
-        entry = (value, max(need, 0))
+        entry = (value, _suit_mask(need) | _DUPS)
         self.by_ranks[rank_code] = entry
         return entry
 
-    def flush_value(self, key: int, n: int, value: HandValue) -> HandValue:
-        """Raise ``value`` to the best flush-type hand of the hand whose code sum is ``key``."""
+    def flush_value(self, key: int, n: int, value: HandValue, hits: int) -> HandValue:
+        """Raise ``value`` to the best flush-type hand of the hand whose code sum is ``key``
+        (no card repeated); ``hits`` is ``key`` ANDed with its rank entry's mask, so its suit
+        fields show the suits that may flush."""
         cards = key >> _CARD_BITS
-        natural = cards & ~self.wild_bits
-        wilds = (cards & self.wild_bits).bit_count()
+        wild_bits = self.wild_bits
+        if wild_bits:
+            natural = cards & ~wild_bits
+            wilds = (cards & wild_bits).bit_count()
+        else:
+            natural = cards
+            wilds = 0
         k = 5 if n >= 5 else n
-        best = int(value)
-        threshold = 4 if self.canadian else 5
-        for s in range(4):
-            mask = (natural >> (13 * s)) & _SUIT_RANKS
-            count = mask.bit_count()
-            if count + wilds < threshold:
+        threshold = (4 if self.canadian else 5) - wilds
+        best = value
+        flushes = self.flushes
+        hits = (hits >> _SUIT_BITS) & _SUIT_AREA
+        while hits:
+            s = (hits.bit_length() - 1) >> 4  # the highest suit left
+            hits &= (1 << 16 * s) - 1
+            suited = natural & _SUIT_CARDS[s]
+            count = suited.bit_count()
+            if count < threshold:
                 continue
-            fifth = -1
-            if self.canadian and count + wilds == 4 and k >= 5:
-                others = 0
-                for t in range(4):
-                    if t != s:
-                        others |= (natural >> (13 * t)) & _SUIT_RANKS
-                fifth = others.bit_length() - 1
-            flush_key = (mask, wilds, k, fifth)
-            score = self.flushes.get(flush_key)
+            flush_key = (suited, wilds, k)
+            score = flushes.get(flush_key)
             if score is None:
-                score = self.flushes[flush_key] = _flush_score(
-                    mask, wilds, k, fifth, canadian=self.canadian, double_ace_flush=self.double_ace_flush)
+                score = flushes[flush_key] = _flush_score(
+                    _suit_ranks(suited >> s * 3), wilds, k, -1, canadian=self.canadian,
+                    double_ace_flush=self.double_ace_flush)
+            if count == threshold and k >= 5 and self.canadian:
+                # A four-flush: its fifth card is the best natural card of the other suits,
+                # in the last tie-break slot (rank-major cards: the highest bit is the best).
+                score |= ((natural ^ suited).bit_length() + 11) // 12  # rank index + 1, or 0
             if score > best:
                 best = score
-        return value if best == value else HandValue(best)
+        if best is value:
+            return value
+        return _HAND_VALUES.get(best) or _HAND_VALUES.setdefault(best, HandValue(best))
 
     def checked(self, cards) -> HandValue:
         """The slow path: validate everything, fill the caches, then answer."""
@@ -324,45 +359,56 @@ class _Table:
         if not 1 <= len(cards) <= 7:
             raise ValueError(f"a hand has 1 to 7 cards, not {len(cards)}")
         key = sum(map(_CODE_OF, cards))
-        value, need = self.by_ranks.get(key & _RANK_MASK) or self.rank_entry(key & _RANK_MASK)
-        if _MAX_SUIT[(key >> _RANK_BITS) & _SUIT_FIELD] >= need:
-            return self.flush_value(key, len(cards), value)
+        value, mask = self.by_ranks.get(key & _RANK_MASK) or self.rank_entry(key & _RANK_MASK)
+        if key & mask:  # no repeated card (parse_cards refuses them): a suit may flush
+            return self.flush_value(key, len(cards), value, key & mask)
         return value
 
     def make_fast(self):
-        """The per-call evaluator of this configuration: a closure over its caches."""
+        """The per-call evaluator of this configuration: a closure over its caches.
+
+        Only Cards take the fast path (True or 1.0 would find a code too: they equal a Card);
+        anything else, and any hand that is not plainly valid, goes through :meth:`checked`,
+        which accepts what :func:`parse_cards` accepts and raises on the rest."""
         C = _CODE
         by_ranks = self.by_ranks
-        max_suit = _MAX_SUIT
         flush_value = self.flush_value
         checked = self.checked
         card_type = Card
+        rank_mask = _RANK_MASK
+        dups = _DUPS
+        just_cards = _JUST_CARDS
+        code_of = _CODE_OF
 
         def evaluate_hand(cards) -> HandValue:
-            try:
-                n = len(cards)
-                # Only Cards take the fast path: True or 1.0 would find a code too (they equal 1).
-                if n == 5:
-                    a, b, c, d, e = cards
+            match cards:  # a list or tuple of 5 or 7 (never a str: no sequence pattern takes one)
+                case (a, b, c, d, e):
                     if not type(a) is type(b) is type(c) is type(d) is type(e) is card_type:
                         return checked(cards)
                     key = C[a] + C[b] + C[c] + C[d] + C[e]
-                elif n == 7:
-                    a, b, c, d, e, f, g = cards
+                    n = 5
+                case (a, b, c, d, e, f, g):
                     if not type(a) is type(b) is type(c) is type(d) is type(e) is type(f) is type(g) is card_type:
                         return checked(cards)
                     key = C[a] + C[b] + C[c] + C[d] + C[e] + C[f] + C[g]
-                else:
-                    if set(map(type, cards)) != _JUST_CARDS:
+                    n = 7
+                case _:
+                    try:
+                        n = len(cards)  # before iterating: an iterator goes to checked() whole
+                        if not 1 <= n <= 7 or set(map(type, cards)) != just_cards:
+                            return checked(cards)
+                    except TypeError:
                         return checked(cards)
-                    key = sum(map(_CODE_OF, cards))
-                value, need = by_ranks[key & _RANK_MASK]
-            except (KeyError, TypeError, ValueError):
+                    key = sum(map(code_of, cards))
+            try:
+                value, mask = by_ranks[key & rank_mask]
+            except KeyError:
                 return checked(cards)
-            if (key >> _CARD_BITS).bit_count() != n:  # a card given twice
-                return checked(cards)
-            if max_suit[(key >> _RANK_BITS) & _SUIT_FIELD] >= need:
-                return flush_value(key, n, value)
+            hits = key & mask
+            if hits:  # a suit that may flush, or a card given twice
+                if hits & dups:
+                    return checked(cards)
+                return flush_value(key, n, value, hits)
             return value
 
         return evaluate_hand
