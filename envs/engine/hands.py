@@ -279,7 +279,7 @@ class _Table:
     """Lazily filled caches for one configuration of the evaluator."""
 
     __slots__ = ("canadian", "wild", "wild_bits", "double_ace_flush", "ace_low", "by_ranks",
-                 "flushes", "batch")
+                 "fast_mask", "plain", "flushes", "flush_value", "batch")
 
     def __init__(self, canadian: bool, wild: frozenset[int], double_ace_flush: bool, ace_low: bool):
         self.canadian = canadian
@@ -290,7 +290,15 @@ class _Table:
         # rank-multiset code -> (best non-flush HandValue, the bits of a code sum that send
         # the hand to the second look: a suit that may flush, or a repeated card)
         self.by_ranks: dict[int, tuple[HandValue, int]] = {}
-        self.flushes: dict[tuple[int, int, int, int], int] = {}
+        # The per-call path looks a hand up by its code sum ANDed with fast_mask: the rank
+        # code, plus the bits of a suit with as many cards as a flush-type hand needs without
+        # wilds (a four-flush, or a flush), plus those of a repeated card. A plain hand (most
+        # hands) finds its HandValue; a hand with wild cards finds (HandValue, suit mask), as
+        # each wild lowers the suit count worth a second look; anything else misses.
+        self.fast_mask = _RANK_MASK | _suit_mask(4 if canadian else 5) | _DUPS
+        self.plain: dict[int, HandValue | tuple[HandValue, int]] = {}
+        self.flushes: dict[int, int] = {}
+        self.flush_value = self._make_flush_value()
         self.batch: dict[int, object] = {}
 
     def rank_entry(self, rank_code: int) -> tuple[HandValue, int]:
@@ -311,47 +319,62 @@ class _Table:
             need = _NEVER
         entry = (value, _suit_mask(need) | _DUPS)
         self.by_ranks[rank_code] = entry
+        self.plain[rank_code] = (value, _suit_mask(need)) if wilds else value
         return entry
 
-    def flush_value(self, key: int, n: int, value: HandValue, hits: int) -> HandValue:
-        """Raise ``value`` to the best flush-type hand of the hand whose code sum is ``key``
-        (no card repeated); ``hits`` is ``key`` ANDed with its rank entry's mask, so its suit
-        fields show the suits that may flush."""
-        cards = key >> _CARD_BITS
-        wild_bits = self.wild_bits
-        if wild_bits:
-            natural = cards & ~wild_bits
-            wilds = (cards & wild_bits).bit_count()
-        else:
-            natural = cards
-            wilds = 0
-        k = 5 if n >= 5 else n
-        threshold = (4 if self.canadian else 5) - wilds
-        best = value
+    def _make_flush_value(self):
+        """``flush_value(key, n, value, hits)``: raise ``value`` to the best flush-type hand
+        of the ``n`` cards whose code sum is ``key`` (no card repeated); ``hits`` is ``key``
+        ANDed with a suit mask, so its suit fields flag the suits that may flush. A closure
+        over this configuration, as it runs for every hand with four or five suited cards."""
         flushes = self.flushes
-        hits = (hits >> _SUIT_BITS) & _SUIT_AREA
-        while hits:
-            s = (hits.bit_length() - 1) >> 4  # the highest suit left
-            hits &= (1 << 16 * s) - 1
-            suited = natural & _SUIT_CARDS[s]
-            count = suited.bit_count()
-            if count < threshold:
-                continue
-            flush_key = (suited, wilds, k)
-            score = flushes.get(flush_key)
-            if score is None:
-                score = flushes[flush_key] = _flush_score(
-                    _suit_ranks(suited >> s * 3), wilds, k, -1, canadian=self.canadian,
-                    double_ace_flush=self.double_ace_flush)
-            if count == threshold and k >= 5 and self.canadian:
-                # A four-flush: its fifth card is the best natural card of the other suits,
-                # in the last tie-break slot (rank-major cards: the highest bit is the best).
-                score |= ((natural ^ suited).bit_length() + 11) // 12  # rank index + 1, or 0
-            if score > best:
-                best = score
-        if best is value:
-            return value
-        return _HAND_VALUES.get(best) or _HAND_VALUES.setdefault(best, HandValue(best))
+        wild_bits = self.wild_bits
+        natural_bits = ~wild_bits
+        canadian = self.canadian
+        double_ace_flush = self.double_ace_flush
+        base = 4 if canadian else 5
+        suit_cards = _SUIT_CARDS
+        below = tuple((1 << 16 * s) - 1 for s in range(4))  # the suit fields under suit s
+        card_bits = _CARD_BITS
+        suit_bits = _SUIT_BITS
+        suit_area = _SUIT_AREA
+        hand_values = _HAND_VALUES
+
+        def flush_value(key: int, n: int, value: HandValue, hits: int) -> HandValue:
+            natural = key >> card_bits
+            if wild_bits:
+                wilds = (natural & wild_bits).bit_count()
+                natural &= natural_bits
+            else:
+                wilds = 0
+            k = 5 if n >= 5 else n
+            threshold = base - wilds
+            tag = (wilds << 3 | k) << 160  # the cache key: the suit's cards, wilds and k
+            best = value
+            hits = (hits >> suit_bits) & suit_area
+            while hits:
+                s = (hits.bit_length() - 1) >> 4  # the highest suit left
+                hits &= below[s]
+                suited = natural & suit_cards[s]
+                count = suited.bit_count()
+                if count < threshold:  # the suit count took in wild cards
+                    continue
+                score = flushes.get(suited | tag)
+                if score is None:
+                    score = flushes[suited | tag] = _flush_score(
+                        _suit_ranks(suited >> 3 * s), wilds, k, -1, canadian=canadian,
+                        double_ace_flush=double_ace_flush)
+                if count == threshold and canadian and k >= 5:
+                    # A four-flush: its fifth card is the best natural card of the other
+                    # suits, in the last tie-break slot (rank-major: the highest bit is best).
+                    score |= ((natural ^ suited).bit_length() + 11) // 12  # rank index + 1, or 0
+                if score > best:
+                    best = score
+            if best is value:
+                return value
+            return hand_values.get(best) or hand_values.setdefault(best, HandValue(best))
+
+        return flush_value
 
     def checked(self, cards) -> HandValue:
         """The slow path: validate everything, fill the caches, then answer."""
@@ -372,9 +395,12 @@ class _Table:
         which accepts what :func:`parse_cards` accepts and raises on the rest."""
         C = _CODE
         by_ranks = self.by_ranks
+        plain = self.plain
+        fast_mask = self.fast_mask
         flush_value = self.flush_value
         checked = self.checked
         card_type = Card
+        pair_type = tuple
         rank_mask = _RANK_MASK
         dups = _DUPS
         just_cards = _JUST_CARDS
@@ -401,14 +427,19 @@ class _Table:
                         return checked(cards)
                     key = sum(map(code_of, cards))
             try:
-                value, mask = by_ranks[key & rank_mask]
-            except KeyError:
-                return checked(cards)
-            hits = key & mask
-            if hits:  # a suit that may flush, or a card given twice
-                if hits & dups:
+                value = plain[key & fast_mask]
+            except KeyError:  # a repeated card, a suit that may flush, or new ranks
+                entry = by_ranks.get(key & rank_mask)
+                if entry is None or key & dups:
                     return checked(cards)
-                return flush_value(key, n, value, hits)
+                value, mask = entry
+                hits = key & mask
+                return flush_value(key, n, value, hits) if hits else value
+            if type(value) is pair_type:  # wild cards: fewer suited cards may flush
+                value, mask = value
+                hits = key & mask
+                if hits:
+                    return flush_value(key, n, value, hits)
             return value
 
         return evaluate_hand
@@ -464,12 +495,24 @@ def evaluate(cards: Sequence[Card] | str, *, canadian: bool = False, wild_ranks:
     or a hand of 0 or more than 7 cards. For many hands under one configuration,
     :func:`evaluator` saves the look-up of the options.
     """
+    # Without wild cards and extra options (the common calls), two identity tests find the
+    # evaluator; () is the default, and CPython has one empty tuple.
+    if wild_ranks is _NO_WILDS and double_ace_flush is False and ace_low_four_straight is True:
+        if canadian is True:
+            return _CANADIAN(cards)
+        if canadian is False:
+            return _STANDARD(cards)
     try:
         fast = _EVALUATORS[canadian, wild_ranks, double_ace_flush, ace_low_four_straight]
     except (KeyError, TypeError):
         fast = evaluator(canadian=canadian, wild_ranks=wild_ranks, double_ace_flush=double_ace_flush,
                          ace_low_four_straight=ace_low_four_straight)
     return fast(cards)
+
+
+_NO_WILDS = ()
+_STANDARD = evaluator()
+_CANADIAN = evaluator(canadian=True)
 
 
 # ---------------------------------------------------------------------------------------------
