@@ -403,6 +403,7 @@ class _Table:
         pair_type = tuple
         rank_mask = _RANK_MASK
         dups = _DUPS
+        suits_only = ~_DUPS
         just_cards = _JUST_CARDS
         code_of = _CODE_OF
 
@@ -433,6 +434,10 @@ class _Table:
                 if entry is None or key & dups:
                     return checked(cards)
                 value, mask = entry
+                mask &= suits_only
+                # Hands of these ranks with this suit (or suits) that may flush: straight to
+                # the second look next time (at most four such entries per rank multiset).
+                plain[key & fast_mask] = (value, mask)
                 hits = key & mask
                 return flush_value(key, n, value, hits) if hits else value
             if type(value) is pair_type:  # wild cards: fewer suited cards may flush
