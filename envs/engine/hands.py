@@ -17,10 +17,12 @@ True
 >>> evaluate("Ah 9h 5h 2h 7c Kd Ks", wild_ranks=("7",)).ranks
 ('A', 'K', '9', '5', '2')
 
-How it is fast: a card's code packs its rank as a base-5 digit (counts per rank stay below 5)
-and its suit as a 4-bit count, so the sum of a hand's codes holds its rank multiset and suit
-counts. The non-flush value depends on the rank multiset alone and is cached per multiset;
-the rarer hands whose suit counts could make a flush (or a four-flush) take a second path.
+How it is fast: a card's code packs its rank as a base-5 digit (counts per rank stay below 5),
+its suit as counts, and the card itself in three bits, so the sum of a hand's codes holds its
+rank multiset, its suit counts and its cards. The non-flush value depends on the rank multiset
+alone and is cached per multiset; one AND of the sum with a fixed mask keeps the rank digits
+and the bits that a repeated card or a suit that may flush (or four-flush) would set, so a
+plain hand is one dict look-up, and the rarer hands take a second path.
 The batch path does the same with numpy tables (see :func:`evaluate_batch`).
 """
 
