@@ -273,8 +273,8 @@ def _suit_mask(need: int) -> int:
 
 
 def _suit_ranks(cards: int) -> int:
-    """The 13-bit rank mask of a card field (shifted down) that holds cards of one suit."""
-    return sum(1 << r for r in range(13) if cards >> (12 * r) & 0o7777)
+    """The 13-bit rank mask of clubs in a card field (shifted down)."""
+    return sum(1 << r for r in range(13) if cards >> (12 * r) & 1)
 
 
 class _Table:
@@ -361,10 +361,11 @@ class _Table:
                 count = suited.bit_count()
                 if count < threshold:  # the suit count took in wild cards
                     continue
-                score = flushes.get(suited | tag)
+                flush_key = suited >> 3 * s | tag  # as clubs: every suit shares the entry
+                score = flushes.get(flush_key)
                 if score is None:
-                    score = flushes[suited | tag] = _flush_score(
-                        _suit_ranks(suited >> 3 * s), wilds, k, -1, canadian=canadian,
+                    score = flushes[flush_key] = _flush_score(
+                        _suit_ranks(flush_key), wilds, k, -1, canadian=canadian,
                         double_ace_flush=double_ace_flush)
                 if count == threshold and canadian and k >= 5:
                     # A four-flush: its fifth card is the best natural card of the other
