@@ -620,6 +620,41 @@ print(repr((cold, warm)))
     assert warm["bool"] == warm["float"] == "ValueError"
 
 
+@pytest.mark.parametrize("options", [{}, {"canadian": True}, {"wild_ranks": ("9",)},
+                                     {"canadian": True, "wild_ranks": ("2", "3")}])
+@pytest.mark.parametrize("size", [5, 6, 7])
+def test_a_card_given_two_to_seven_times_is_refused_when_warm(size, options):
+    # The fast path reads a repeated card from the code sum; five copies of one card even
+    # carry into the next rank's digit (five deuces read as one three), so warm that entry too.
+    rng = random.Random(size)
+    for _ in range(200):  # warm the caches with valid hands of every kind
+        evaluate([DECK[i] for i in rng.sample(range(52), rng.choice([1, 2, 3, 4, 5, 6, 7]))], **options)
+    for warm in ("3c", "3c 2d", "4c", "3c 2d 2h"):
+        evaluate(warm, **options)
+    for card in (DECK[0], DECK[1], DECK[29], DECK[51]):
+        others = [c for c in DECK if c >> 2 != card >> 2]
+        for copies in range(2, size + 1):
+            hand = [card] * copies + rng.sample(others, size - copies)
+            for shaped in (hand, tuple(hand), hand[::-1]):
+                with pytest.raises(ValueError, match="duplicate"):
+                    evaluate(shaped, **options)
+
+
+@pytest.mark.parametrize("options", [{}, {"canadian": True}, {"wild_ranks": ("9",)}])
+@pytest.mark.parametrize("size", [5, 7])
+def test_look_alikes_of_cards_are_refused_when_warm(size, options):
+    # True, 1.0, an IntEnum member or a numpy float equal a Card (and hash alike) but are no
+    # cards: parse_cards refuses them, so must a warm fast path, in any position.
+    evaluate(list(DECK[:size]), **options)
+    for fake in (True, False, 1.0, np.float64(3.0), Category.FLUSH):
+        for position in range(size):
+            hand = list(DECK[20:20 + size])
+            hand[position] = fake
+            for shaped in (hand, tuple(hand)):
+                with pytest.raises(ValueError, match="malformed|card index"):
+                    evaluate(shaped, **options)
+
+
 @pytest.mark.parametrize("wild_ranks", [("X",), ("1",), ("10",), ("",), ("9", "Z"), (9,)])
 def test_unknown_wild_rank_raises_value_error(wild_ranks):
     with pytest.raises(ValueError):
@@ -681,6 +716,25 @@ def check_against_reference(seed, sizes, count, **options):
         f"seed {seed}, options {options}: {len(failures)} of {count} differ, e.g.\n"
         + "\n".join(failures[:10])
     )
+
+
+@pytest.mark.parametrize("canadian", [False, True], ids=["standard", "canadian"])
+@pytest.mark.parametrize("wilds", list(WILD_SETS), ids=list(WILD_SETS))
+def test_flush_candidates_agree_with_the_reference_when_seen_again(wilds, canadian):
+    # The first hand of a rank multiset with a suit that may flush teaches the fast look-up
+    # to send such hands to the second look; the hands after it must still be right.
+    rng = random.Random(77 + canadian)
+    options = {"canadian": canadian, "wild_ranks": WILD_SETS[wilds]}
+    for _ in range(300):
+        suit = rng.randrange(4)
+        suited = rng.sample([c for c in DECK if c & 3 == suit], rng.choice([4, 5]))
+        rest = rng.sample([c for c in DECK if c not in suited], rng.choice([5, 7]) - len(suited))
+        want = reference_evaluate(suited + rest, **options)
+        for _ in range(2):
+            relabel = rng.sample(range(4), 4)  # same ranks, same suit counts, other suits
+            hand = [DECK[(c & ~3) | relabel[c & 3]] for c in suited + rest]
+            rng.shuffle(hand)
+            assert int(evaluate(hand, **options)) == want, format_cards(hand)
 
 
 @pytest.mark.parametrize("canadian", [False, True], ids=["standard", "canadian"])

@@ -17,10 +17,12 @@ True
 >>> evaluate("Ah 9h 5h 2h 7c Kd Ks", wild_ranks=("7",)).ranks
 ('A', 'K', '9', '5', '2')
 
-How it is fast: a card's code packs its rank as a base-5 digit (counts per rank stay below 5)
-and its suit as a 4-bit count, so the sum of a hand's codes holds its rank multiset and suit
-counts. The non-flush value depends on the rank multiset alone and is cached per multiset;
-the rarer hands whose suit counts could make a flush (or a four-flush) take a second path.
+How it is fast: a card's code packs its rank as a base-5 digit (counts per rank stay below 5),
+its suit as counts, and the card itself in three bits, so the sum of a hand's codes holds its
+rank multiset, its suit counts and its cards. The non-flush value depends on the rank multiset
+alone and is cached per multiset; one AND of the sum with a fixed mask keeps the rank digits
+and the bits that a repeated card or a suit that may flush (or four-flush) would set, so a
+plain hand is one dict look-up, and the rarer hands take a second path.
 The batch path does the same with numpy tables (see :func:`evaluate_batch`).
 """
 
@@ -235,38 +237,70 @@ def _suited_ranks(have: list[int], wilds: int, size: int, double_ace_flush: bool
 # ---------------------------------------------------------------------------------------------
 # The per-call path.
 
-_RANK_BITS = 32
+_RANK_BITS = 32  # bits 0-30: the rank multiset, one base-5 digit per rank
 _RANK_MASK = (1 << _RANK_BITS) - 1
-_SUIT_FIELD = 0xFFFF
-_CARD_BITS = 48  # from here on: one bit per card, 13 per suit (suit * 13 + rank)
-_CODE = {card: 5 ** (card >> 2) + (1 << (_RANK_BITS + 4 * (card & 3)))
-         + (1 << (_CARD_BITS + 13 * (card & 3) + (card >> 2))) for card in map(Card, range(52))}
-"""A card's code: its rank as a base-5 digit, its suit as a 4-bit count, and its own bit. The
-sum of a hand's codes holds the rank multiset, the suit counts and each suit's ranks; two equal
-cards show as a carry (fewer card bits than cards)."""
+_SUIT_BITS = 32  # bits 32-95: 16 per suit, the suit's count three times: x1, x3 and x7
+_SUIT_AREA = (1 << 64) - 1
+_CARD_BITS = 96  # from here on: three bits per card, at 3 * card index (rank-major)
+_AT_LEAST = {1: 0b111, 2: 0b110, 3: 0b11 << 7, 4: 0b100, 5: 1 << 14}
+"""Per suit field, the bits of which one is set exactly when the suit has at least n cards
+(n = 1..5): a count of 0-7 read as is (1, 2, 4 are powers of two), times 3 (3 * 3 = 9 is the
+first multiple of 3 from 8) or times 7 (7 * 5 = 35 is the first multiple of 7 from 32)."""
+_DUPS = sum(0b110 << (_CARD_BITS + 3 * i) for i in range(52))
+"""The upper two bits of every card's three: set only by a card given two to seven times."""
+_SUIT_CARDS = tuple(sum(1 << 3 * (4 * r + s) for r in range(13)) for s in range(4))
+"""Per suit, the low bits of its cards' three (in the card field shifted down)."""
+_CODE = {card: 5 ** (card >> 2) + ((1 | 3 << 4 | 7 << 9) << (_SUIT_BITS + 16 * (card & 3)))
+         + (1 << (_CARD_BITS + 3 * card)) for card in map(Card, range(52))}
+"""A card's code: its rank as a base-5 digit, its suit as counts, and its own three bits. The
+sum of a hand's codes holds the rank multiset, the suit counts (so whether a suit holds at
+least n cards is one AND) and the cards; a card given twice shows in its upper bits. Nothing
+carries between fields for up to seven cards (a rank digit carries only for five equal ranks,
+which only a repeated card makes, and that shows)."""
 _CODE_OF = _CODE.__getitem__
-_MAX_SUIT = bytes(max((s >> 4 * i) & 15 for i in range(4)) for s in range(1 << 16))
 _NEVER = 99
 _JUST_CARDS = {Card}
-_SUIT_RANKS = 0x1FFF
+_HAND_VALUES: dict[int, HandValue] = {}
+"""Flush-type HandValues by score, made once (a new HandValue costs more than a look-up)."""
+
+
+def _suit_mask(need: int) -> int:
+    """The bits of a code sum of which one is set when some suit has ``need`` or more cards."""
+    if need >= _NEVER:
+        return 0
+    per_suit = _AT_LEAST[max(need, 1)]  # every hand has a suit with at least one card
+    return sum(per_suit << (_SUIT_BITS + 16 * s) for s in range(4))
+
+
+def _suit_ranks(cards: int) -> int:
+    """The 13-bit rank mask of clubs in a card field (shifted down)."""
+    return sum(1 << r for r in range(13) if cards >> (12 * r) & 1)
 
 
 class _Table:
     """Lazily filled caches for one configuration of the evaluator."""
 
     __slots__ = ("canadian", "wild", "wild_bits", "double_ace_flush", "ace_low", "by_ranks",
-                 "flushes", "batch")
+                 "fast_mask", "plain", "flushes", "flush_value", "batch")
 
     def __init__(self, canadian: bool, wild: frozenset[int], double_ace_flush: bool, ace_low: bool):
         self.canadian = canadian
         self.wild = wild
-        wild_mask = sum(1 << r for r in wild)
-        self.wild_bits = sum(wild_mask << (13 * s) for s in range(4))
+        self.wild_bits = sum(1 << (3 * (4 * r + s)) for r in wild for s in range(4))
         self.double_ace_flush = double_ace_flush
         self.ace_low = ace_low
-        # rank-multiset code -> (best non-flush HandValue, smallest suit count that may flush)
+        # rank-multiset code -> (best non-flush HandValue, the bits of a code sum that send
+        # the hand to the second look: a suit that may flush, or a repeated card)
         self.by_ranks: dict[int, tuple[HandValue, int]] = {}
-        self.flushes: dict[tuple[int, int, int, int], int] = {}
+        # The per-call path looks a hand up by its code sum ANDed with fast_mask: the rank
+        # code, plus the bits of a suit with as many cards as a flush-type hand needs without
+        # wilds (a four-flush, or a flush), plus those of a repeated card. A plain hand (most
+        # hands) finds its HandValue; a hand with wild cards finds (HandValue, suit mask), as
+        # each wild lowers the suit count worth a second look; anything else misses.
+        self.fast_mask = _RANK_MASK | _suit_mask(4 if canadian else 5) | _DUPS
+        self.plain: dict[int, HandValue | tuple[HandValue, int]] = {}
+        self.flushes: dict[int, int] = {}
+        self.flush_value = self._make_flush_value()
         self.batch: dict[int, object] = {}
 
     def rank_entry(self, rank_code: int) -> tuple[HandValue, int]:
@@ -285,38 +319,65 @@ class _Table:
             need = 5 - wilds
         else:
             need = _NEVER
-        entry = (value, max(need, 0))
+        entry = (value, _suit_mask(need) | _DUPS)
         self.by_ranks[rank_code] = entry
+        self.plain[rank_code] = (value, _suit_mask(need)) if wilds else value
         return entry
 
-    def flush_value(self, key: int, n: int, value: HandValue) -> HandValue:
-        """Raise ``value`` to the best flush-type hand of the hand whose code sum is ``key``."""
-        cards = key >> _CARD_BITS
-        natural = cards & ~self.wild_bits
-        wilds = (cards & self.wild_bits).bit_count()
-        k = 5 if n >= 5 else n
-        best = int(value)
-        threshold = 4 if self.canadian else 5
-        for s in range(4):
-            mask = (natural >> (13 * s)) & _SUIT_RANKS
-            count = mask.bit_count()
-            if count + wilds < threshold:
-                continue
-            fifth = -1
-            if self.canadian and count + wilds == 4 and k >= 5:
-                others = 0
-                for t in range(4):
-                    if t != s:
-                        others |= (natural >> (13 * t)) & _SUIT_RANKS
-                fifth = others.bit_length() - 1
-            flush_key = (mask, wilds, k, fifth)
-            score = self.flushes.get(flush_key)
-            if score is None:
-                score = self.flushes[flush_key] = _flush_score(
-                    mask, wilds, k, fifth, canadian=self.canadian, double_ace_flush=self.double_ace_flush)
-            if score > best:
-                best = score
-        return value if best == value else HandValue(best)
+    def _make_flush_value(self):
+        """``flush_value(key, n, value, hits)``: raise ``value`` to the best flush-type hand
+        of the ``n`` cards whose code sum is ``key`` (no card repeated); ``hits`` is ``key``
+        ANDed with a suit mask, so its suit fields flag the suits that may flush. A closure
+        over this configuration, as it runs for every hand with four or five suited cards."""
+        flushes = self.flushes
+        wild_bits = self.wild_bits
+        natural_bits = ~wild_bits
+        canadian = self.canadian
+        double_ace_flush = self.double_ace_flush
+        base = 4 if canadian else 5
+        suit_cards = _SUIT_CARDS
+        below = tuple((1 << 16 * s) - 1 for s in range(4))  # the suit fields under suit s
+        card_bits = _CARD_BITS
+        suit_bits = _SUIT_BITS
+        suit_area = _SUIT_AREA
+        hand_values = _HAND_VALUES
+
+        def flush_value(key: int, n: int, value: HandValue, hits: int) -> HandValue:
+            natural = key >> card_bits
+            if wild_bits:
+                wilds = (natural & wild_bits).bit_count()
+                natural &= natural_bits
+            else:
+                wilds = 0
+            k = 5 if n >= 5 else n
+            threshold = base - wilds
+            tag = (wilds << 3 | k) << 160  # the cache key: the suit's cards, wilds and k
+            best = value
+            hits = (hits >> suit_bits) & suit_area
+            while hits:
+                s = (hits.bit_length() - 1) >> 4  # the highest suit left
+                hits &= below[s]
+                suited = natural & suit_cards[s]
+                count = suited.bit_count()
+                if count < threshold:  # the suit count took in wild cards
+                    continue
+                flush_key = suited >> 3 * s | tag  # as clubs: every suit shares the entry
+                score = flushes.get(flush_key)
+                if score is None:
+                    score = flushes[flush_key] = _flush_score(
+                        _suit_ranks(flush_key), wilds, k, -1, canadian=canadian,
+                        double_ace_flush=double_ace_flush)
+                if count == threshold and canadian and k >= 5:
+                    # A four-flush: its fifth card is the best natural card of the other
+                    # suits, in the last tie-break slot (rank-major: the highest bit is best).
+                    score |= ((natural ^ suited).bit_length() + 11) // 12  # rank index + 1, or 0
+                if score > best:
+                    best = score
+            if best is value:
+                return value
+            return hand_values.get(best) or hand_values.setdefault(best, HandValue(best))
+
+        return flush_value
 
     def checked(self, cards) -> HandValue:
         """The slow path: validate everything, fill the caches, then answer."""
@@ -324,45 +385,69 @@ class _Table:
         if not 1 <= len(cards) <= 7:
             raise ValueError(f"a hand has 1 to 7 cards, not {len(cards)}")
         key = sum(map(_CODE_OF, cards))
-        value, need = self.by_ranks.get(key & _RANK_MASK) or self.rank_entry(key & _RANK_MASK)
-        if _MAX_SUIT[(key >> _RANK_BITS) & _SUIT_FIELD] >= need:
-            return self.flush_value(key, len(cards), value)
+        value, mask = self.by_ranks.get(key & _RANK_MASK) or self.rank_entry(key & _RANK_MASK)
+        if key & mask:  # no repeated card (parse_cards refuses them): a suit may flush
+            return self.flush_value(key, len(cards), value, key & mask)
         return value
 
     def make_fast(self):
-        """The per-call evaluator of this configuration: a closure over its caches."""
+        """The per-call evaluator of this configuration: a closure over its caches.
+
+        Only Cards take the fast path (True or 1.0 would find a code too: they equal a Card);
+        anything else, and any hand that is not plainly valid, goes through :meth:`checked`,
+        which accepts what :func:`parse_cards` accepts and raises on the rest."""
         C = _CODE
         by_ranks = self.by_ranks
-        max_suit = _MAX_SUIT
+        plain = self.plain
+        fast_mask = self.fast_mask
         flush_value = self.flush_value
         checked = self.checked
         card_type = Card
+        pair_type = tuple
+        rank_mask = _RANK_MASK
+        dups = _DUPS
+        suits_only = ~_DUPS
+        just_cards = _JUST_CARDS
+        code_of = _CODE_OF
 
         def evaluate_hand(cards) -> HandValue:
-            try:
-                n = len(cards)
-                # Only Cards take the fast path: True or 1.0 would find a code too (they equal 1).
-                if n == 5:
-                    a, b, c, d, e = cards
+            match cards:  # a list or tuple of 5 or 7 (never a str: no sequence pattern takes one)
+                case (a, b, c, d, e):
                     if not type(a) is type(b) is type(c) is type(d) is type(e) is card_type:
                         return checked(cards)
                     key = C[a] + C[b] + C[c] + C[d] + C[e]
-                elif n == 7:
-                    a, b, c, d, e, f, g = cards
+                    n = 5
+                case (a, b, c, d, e, f, g):
                     if not type(a) is type(b) is type(c) is type(d) is type(e) is type(f) is type(g) is card_type:
                         return checked(cards)
                     key = C[a] + C[b] + C[c] + C[d] + C[e] + C[f] + C[g]
-                else:
-                    if set(map(type, cards)) != _JUST_CARDS:
+                    n = 7
+                case _:
+                    try:
+                        n = len(cards)  # before iterating: an iterator goes to checked() whole
+                        if not 1 <= n <= 7 or set(map(type, cards)) != just_cards:
+                            return checked(cards)
+                    except TypeError:
                         return checked(cards)
-                    key = sum(map(_CODE_OF, cards))
-                value, need = by_ranks[key & _RANK_MASK]
-            except (KeyError, TypeError, ValueError):
-                return checked(cards)
-            if (key >> _CARD_BITS).bit_count() != n:  # a card given twice
-                return checked(cards)
-            if max_suit[(key >> _RANK_BITS) & _SUIT_FIELD] >= need:
-                return flush_value(key, n, value)
+                    key = sum(map(code_of, cards))
+            try:
+                value = plain[key & fast_mask]
+            except KeyError:  # a repeated card, a suit that may flush, or new ranks
+                entry = by_ranks.get(key & rank_mask)
+                if entry is None or key & dups:
+                    return checked(cards)
+                value, mask = entry
+                mask &= suits_only
+                # Hands of these ranks with this suit (or suits) that may flush: straight to
+                # the second look next time (at most four such entries per rank multiset).
+                plain[key & fast_mask] = (value, mask)
+                hits = key & mask
+                return flush_value(key, n, value, hits) if hits else value
+            if type(value) is pair_type:  # wild cards: fewer suited cards may flush
+                value, mask = value
+                hits = key & mask
+                if hits:
+                    return flush_value(key, n, value, hits)
             return value
 
         return evaluate_hand
@@ -418,12 +503,24 @@ def evaluate(cards: Sequence[Card] | str, *, canadian: bool = False, wild_ranks:
     or a hand of 0 or more than 7 cards. For many hands under one configuration,
     :func:`evaluator` saves the look-up of the options.
     """
+    # Without wild cards and extra options (the common calls), two identity tests find the
+    # evaluator; () is the default, and CPython has one empty tuple.
+    if wild_ranks is _NO_WILDS and double_ace_flush is False and ace_low_four_straight is True:
+        if canadian is True:
+            return _CANADIAN(cards)
+        if canadian is False:
+            return _STANDARD(cards)
     try:
         fast = _EVALUATORS[canadian, wild_ranks, double_ace_flush, ace_low_four_straight]
     except (KeyError, TypeError):
         fast = evaluator(canadian=canadian, wild_ranks=wild_ranks, double_ace_flush=double_ace_flush,
                          ace_low_four_straight=ace_low_four_straight)
     return fast(cards)
+
+
+_NO_WILDS = ()
+_STANDARD = evaluator()
+_CANADIAN = evaluator(canadian=True)
 
 
 # ---------------------------------------------------------------------------------------------
