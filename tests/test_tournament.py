@@ -73,6 +73,8 @@ def test_same_seed_gives_identical_results_with_one_and_two_workers():
                 progress=False, write=False)
     one = run_tournament(TournamentConfig(**base, workers=1))
     two = run_tournament(TournamentConfig(**base, workers=2))
+    assert one.config.luck_correction  # the default: corrected and raw numbers both compared
+    assert "raw" in _comparable(one) and one.raw_crosstable != one.crosstable
     assert json.dumps(_comparable(one)) == json.dumps(_comparable(two))
     assert all(np.array_equal(m1.group_results, m2.group_results) for m1, m2 in zip(one.matches, two.matches))
     other = run_tournament(TournamentConfig(**{**base, "seed": 8}, workers=1))
@@ -113,9 +115,12 @@ def test_match_results_are_group_means_in_big_bets_per_100_hands():
     tag = np.array([h["tag"] for h in per_hand], dtype=float).reshape(100, 2).mean(axis=1) / 8
     mean = tag.mean() * 100
     half = 1.9842 * tag.std(ddof=1) / math.sqrt(100) * 100     # t(0.975, df = 99)
-    e = result.estimates["tag"]
+    e = result.raw_estimates["tag"]   # the luck correction is on by default; raw kept aside
     assert e.mean == pytest.approx(mean) and e.half_width == pytest.approx(half, rel=1e-4)
-    assert result.estimates["call"].mean == pytest.approx(-mean)
+    assert result.raw_estimates["call"].mean == pytest.approx(-mean)
+    assert result.estimates["tag"].mean != pytest.approx(mean)
+    plain = play_match("soko", ["tag", "call"], hands=200, seed=5, luck_correction=False)
+    assert plain.estimates["tag"].mean == pytest.approx(mean) and plain.raw_estimates is None
 
 
 def test_tag_beats_random_in_a_short_match():
