@@ -117,7 +117,7 @@ def test_corrections_sum_to_zero_over_seats_in_every_hand():
 
 
 def test_corrected_agrees_with_raw_and_is_narrower_for_tag_against_random():
-    result = play_match("soko", ["tag", "random"], hands=400, seed=2)
+    result = play_match("soko", ["tag", "random"], hands=400, seed=2, luck_correction=True)
     raw, corrected = result.raw_estimates["tag"], result.estimates["tag"]
     assert result.luck_correction
     assert abs(corrected.mean - raw.mean) < raw.half_width

@@ -104,7 +104,7 @@ def test_confidence_intervals_match_a_direct_computation():
 
 
 def test_match_results_are_group_means_in_big_bets_per_100_hands():
-    result = play_match("soko", ["tag", "call"], hands=200, seed=5, histories=200)
+    result = play_match("soko", ["tag", "call"], hands=200, seed=5, histories=200, luck_correction=True)
     assert result.groups == 100 and result.hands == 200
     # Rebuild the per-hand results from the histories: seat payoffs, agents by seat.
     per_hand = []
@@ -133,13 +133,15 @@ def test_cli_writes_results_crosstable_heat_map_and_histories(tmp_path, capsys):
     cfg = parse_args(["--game", "follow_the_bitch", "--rule", "low_chicago=true", "--agents", "tag", "call",
                       "raise", "--hands", "30", "--players", "3", "--seed", "2", "--workers", "1",
                       "--out", str(tmp_path), "--name", "t", "--histories", "3", "--no-progress"])
-    assert cfg.rules == {"low_chicago": True} and cfg.duplicate
+    cfg.hands = 12  # the luck correction scores Follow the Bitch hands one by one at first: keep it short
+    assert cfg.rules == {"low_chicago": True} and cfg.duplicate and cfg.luck_correction
     main(cfg, argv=["tournament.py"])
     out = capsys.readouterr().out
     assert "Ranking against the field" in out and "Cross-table" in out
     folder = tmp_path / "t"
     data = json.loads((folder / "results.json").read_text())
-    assert data["rules"]["low_chicago"] is True and data["hands"] == 30
+    assert data["rules"]["low_chicago"] is True and data["hands"] == 12
+    assert data["config"]["luck_correction"] and "raw" in data and "bb_per_100_raw" in data["matches"][0]
     assert [r["agent"] for r in data["ranking"]] and set(data["crosstable"]) == {"tag", "call", "raise"}
     lines = (folder / "crosstable.csv").read_text().splitlines()
     assert lines[0].startswith("agent,tag,call,raise,field") and len(lines) == 4

@@ -385,8 +385,20 @@ class LuckCorrector:
         return out
 
     def _score(self, cards: np.ndarray, wild: int) -> np.ndarray:
+        """Hand values of the rows of ``cards`` under the followed wild rank ``wild``.
+
+        ``evaluate_batch`` builds tables per configuration (about two seconds for seven cards
+        with a wild rank); until a configuration has scored ``BUILD_AFTER`` rows one by one (or
+        :func:`warm_up` built it) its rows go through ``evaluator`` instead: the same values."""
         n = cards.shape[1]
-        if 5 <= n <= 7 and len(cards) >= self.batch_rows:
+        key = (self.rules.canadian_hands, self.rules.queens_wild, self.rules.double_ace_flush,
+               self.rules.ace_low_four_straight, wild, n)
+        if key not in _BUILT and 5 <= n <= 7 and len(cards) >= self.batch_rows:
+            done = _LAZY_ROWS.get(key, 0) + len(cards)
+            _LAZY_ROWS[key] = done
+            if done >= BUILD_AFTER or (n == 5 and wild < 0):  # plain five-card tables are cheap
+                _BUILT.add(key)
+        if key in _BUILT and len(cards) >= self.batch_rows:
             r = self.rules
             ranks = (RANKS[wild],) if wild >= 0 else ()
             if r.queens_wild:
@@ -397,6 +409,12 @@ class LuckCorrector:
         f = self._eval(wild)
         return np.fromiter((int(f([DECK[c] for c in row])) if row else -1 for row in cards.tolist()),
                            dtype=np.int64, count=len(cards))
+
+
+_BUILT: set[tuple] = set()
+_LAZY_ROWS: dict[tuple, int] = {}
+BUILD_AFTER = 100_000
+"""Rows a configuration scores one by one before its batch tables are built."""
 
 
 def warm_up(rules: Rules) -> None:
@@ -410,6 +428,8 @@ def warm_up(rules: Rules) -> None:
     corrector = LuckCorrector(rules)
     for wild in (range(-1, 13) if rules.follow_the_queen else (-1,)):
         if wild != _QUEEN:
+            _BUILT.add((rules.canadian_hands, rules.queens_wild, rules.double_ace_flush,
+                        rules.ace_low_four_straight, wild, n))
             corrector._score(row, wild)
 
 
