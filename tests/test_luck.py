@@ -13,7 +13,7 @@ from envs.engine.cards import DECK, parse_cards
 from envs.engine.game import Game
 from envs.engine.rules import get_rules
 from train.luck import LuckCorrector, chance_nodes
-from train.tournament import play_match
+from train.tournament import luck_default, play_match
 
 
 def _play_calls(rules, n, deck, stop_after: int) -> Game:
@@ -125,3 +125,8 @@ def test_corrected_agrees_with_raw_and_is_narrower_for_tag_against_random():
     assert corrected.half_width < 0.9 * raw.half_width
     # Zero-sum survives the correction.
     assert result.estimates["random"].mean == pytest.approx(-corrected.mean)
+
+
+def test_on_by_default_without_wild_cards_only():
+    assert luck_default(get_rules("soko")) and luck_default(get_rules("soko_nordic"))
+    assert not luck_default(get_rules("follow_the_bitch"))

@@ -16,6 +16,16 @@ later cards (the engine deals only to active seats), so there the replay is exac
 the first fold. ``--no-duplicate`` keeps the same groups and seatings but gives every hand its
 own deck, for comparison.
 
+**Luck correction** (``--luck-correction``, on by default in games without wild cards). The
+referee sees every card, so from each seat's result it subtracts, card by card, how much that
+card moved the seat's equity share of the pot against the average over every card that could
+have come there (``train/luck.py``). Each term has mean zero whatever the agents do, so the
+estimate stays unbiased, and the terms sum to zero over the seats; it removes the card luck
+duplicate deals leave (when the agents play the same cards differently). The cross-table and
+ranking use the corrected results; ``results.json`` keeps the raw ones too. Measured, Soko
+heads-up, 20,000 hands a pair: half-widths 1.2-5x narrower than without duplicate, for about
+7 ms of CPU per hand.
+
 **Reproducibility.** Deck orders and each agent's per-hand generator seed come from
 ``numpy.random.SeedSequence(seed, spawn_key=(match key, group))``, where the match key is a
 CRC-32 of the agents' names at the table; every hand is played from scratch (agents are
@@ -533,13 +543,21 @@ class TournamentConfig:
     seed: int = 0
     rules: dict[str, Any] = field(default_factory=dict)   # overrides of envs.engine.rules.Rules
     duplicate: bool = True
-    luck_correction: bool = True   # subtract the luck of the cards (train/luck.py)
+    luck_correction: bool | None = None  # subtract the luck of the cards (train/luck.py);
+                                         # None: on for games without wild cards
     workers: int = 0               # 0: every core
     name: str | None = None        # run folder; default from game, players, scheme, seed and time
     out_dir: str = "runs/tournaments"
     histories: int = 0             # write the first N hands of each match
     progress: bool = True
     write: bool = True
+
+
+def luck_default(rules: Rules) -> bool:
+    """Whether the luck correction is on when not asked: in games without wild cards. In
+    Follow the Bitch each hand scores about 30x more seven-card rows under changing wild
+    ranks (about 0.1 s a hand) for a small gain, so there it is on request only."""
+    return not rules.follow_the_queen
 
 
 def run_tournament(cfg: TournamentConfig) -> TournamentResult:
@@ -555,7 +573,8 @@ def run_tournament(cfg: TournamentConfig) -> TournamentResult:
     matches = [_Match(i, t) for i, t in enumerate(itertools.combinations(names, n))]
     groups = max(1, math.ceil(cfg.hands / n))
     start = time.perf_counter()
-    luck = cfg.luck_correction
+    luck = luck_default(rules) if cfg.luck_correction is None else cfg.luck_correction
+    cfg = dataclasses.replace(cfg, luck_correction=luck)  # results.json says what was used
     chips, adjusted, texts, seconds = _play_all(
         rules, n, agents, matches, groups, seed=cfg.seed, duplicate=cfg.duplicate,
         workers=_workers(cfg.workers), histories=cfg.histories, progress=cfg.progress, luck=luck)
@@ -689,7 +708,7 @@ def main(cfg: TournamentConfig, argv: Sequence[str] | None = None) -> Tournament
     print(format_table(result))
     if cfg.write:
         name = cfg.name or (f"{cfg.game}_{cfg.players}p_{'dup' if cfg.duplicate else 'plain'}"
-                            f"{'_luck' if cfg.luck_correction else ''}_"
+                            f"{'_luck' if result.config.luck_correction else ''}_"
                             f"seed{cfg.seed}_{datetime.now():%Y%m%d-%H%M%S}")
         folder = Path(cfg.out_dir) / name
         write_outputs(result, folder, argv)
@@ -733,9 +752,10 @@ def parse_args(argv: Sequence[str] | None = None) -> TournamentConfig:
     parser.add_argument("--rule", action="append", default=[], metavar="FIELD=VALUE",
                         help="a rules override, e.g. --rule low_chicago=true (repeatable)")
     parser.add_argument("--no-duplicate", action="store_true", help="independent deals for every hand")
-    parser.add_argument("--luck-correction", action=argparse.BooleanOptionalAction, default=True,
+    parser.add_argument("--luck-correction", action=argparse.BooleanOptionalAction, default=None,
                         help="subtract the luck of the cards dealt, an unbiased control variate "
-                             "(train/luck.py; default on; the raw numbers are kept too)")
+                             "(train/luck.py; the raw numbers are kept too). Default: on for "
+                             "games without wild cards (Soko), off for Follow the Bitch (slow there)")
     parser.add_argument("--workers", type=int, default=0, help="processes (default: every core)")
     parser.add_argument("--name", default=None, help="run folder name under --out")
     parser.add_argument("--out", default="runs/tournaments")
