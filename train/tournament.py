@@ -23,8 +23,8 @@ have come there (``train/luck.py``). Each term has mean zero whatever the agents
 estimate stays unbiased, and the terms sum to zero over the seats; it removes the card luck
 duplicate deals leave (when the agents play the same cards differently). The cross-table and
 ranking use the corrected results; ``results.json`` keeps the raw ones too. Measured, Soko
-heads-up, 20,000 hands a pair: half-widths 1.2-5x narrower than without duplicate, for about
-7 ms of CPU per hand.
+heads-up, 20,000 hands a pair: half-widths 1.3-5x narrower than without duplicate, for about
+7-14 ms of CPU per hand (tournaments stay minutes long).
 
 **Reproducibility.** Deck orders and each agent's per-hand generator seed come from
 ``numpy.random.SeedSequence(seed, spawn_key=(match key, group))``, where the match key is a
