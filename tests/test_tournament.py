@@ -73,6 +73,8 @@ def test_same_seed_gives_identical_results_with_one_and_two_workers():
                 progress=False, write=False)
     one = run_tournament(TournamentConfig(**base, workers=1))
     two = run_tournament(TournamentConfig(**base, workers=2))
+    assert one.config.luck_correction  # the default in Soko: corrected and raw numbers both compared
+    assert "raw" in _comparable(one) and one.raw_crosstable != one.crosstable
     assert json.dumps(_comparable(one)) == json.dumps(_comparable(two))
     assert all(np.array_equal(m1.group_results, m2.group_results) for m1, m2 in zip(one.matches, two.matches))
     other = run_tournament(TournamentConfig(**{**base, "seed": 8}, workers=1))
@@ -102,7 +104,7 @@ def test_confidence_intervals_match_a_direct_computation():
 
 
 def test_match_results_are_group_means_in_big_bets_per_100_hands():
-    result = play_match("soko", ["tag", "call"], hands=200, seed=5, histories=200)
+    result = play_match("soko", ["tag", "call"], hands=200, seed=5, histories=200, luck_correction=True)
     assert result.groups == 100 and result.hands == 200
     # Rebuild the per-hand results from the histories: seat payoffs, agents by seat.
     per_hand = []
@@ -113,9 +115,12 @@ def test_match_results_are_group_means_in_big_bets_per_100_hands():
     tag = np.array([h["tag"] for h in per_hand], dtype=float).reshape(100, 2).mean(axis=1) / 8
     mean = tag.mean() * 100
     half = 1.9842 * tag.std(ddof=1) / math.sqrt(100) * 100     # t(0.975, df = 99)
-    e = result.estimates["tag"]
+    e = result.raw_estimates["tag"]   # the luck correction is on by default; raw kept aside
     assert e.mean == pytest.approx(mean) and e.half_width == pytest.approx(half, rel=1e-4)
-    assert result.estimates["call"].mean == pytest.approx(-mean)
+    assert result.raw_estimates["call"].mean == pytest.approx(-mean)
+    assert result.estimates["tag"].mean != pytest.approx(mean)
+    plain = play_match("soko", ["tag", "call"], hands=200, seed=5, luck_correction=False)
+    assert plain.estimates["tag"].mean == pytest.approx(mean) and plain.raw_estimates is None
 
 
 def test_tag_beats_random_in_a_short_match():
@@ -128,13 +133,16 @@ def test_cli_writes_results_crosstable_heat_map_and_histories(tmp_path, capsys):
     cfg = parse_args(["--game", "follow_the_bitch", "--rule", "low_chicago=true", "--agents", "tag", "call",
                       "raise", "--hands", "30", "--players", "3", "--seed", "2", "--workers", "1",
                       "--out", str(tmp_path), "--name", "t", "--histories", "3", "--no-progress"])
-    assert cfg.rules == {"low_chicago": True} and cfg.duplicate
+    cfg.hands = 12  # the luck correction scores Follow the Bitch hands one by one at first: keep it short
+    assert cfg.rules == {"low_chicago": True} and cfg.duplicate and cfg.luck_correction is None
+    cfg.luck_correction = True  # on request in Follow the Bitch (off by default: slow there)
     main(cfg, argv=["tournament.py"])
     out = capsys.readouterr().out
     assert "Ranking against the field" in out and "Cross-table" in out
     folder = tmp_path / "t"
     data = json.loads((folder / "results.json").read_text())
-    assert data["rules"]["low_chicago"] is True and data["hands"] == 30
+    assert data["rules"]["low_chicago"] is True and data["hands"] == 12
+    assert data["config"]["luck_correction"] and "raw" in data and "bb_per_100_raw" in data["matches"][0]
     assert [r["agent"] for r in data["ranking"]] and set(data["crosstable"]) == {"tag", "call", "raise"}
     lines = (folder / "crosstable.csv").read_text().splitlines()
     assert lines[0].startswith("agent,tag,call,raise,field") and len(lines) == 4

@@ -1,0 +1,132 @@
+"""The luck correction (train/luck.py): zero mean at every chance node, zero-sum over seats,
+the engine's wild rank followed, unbiased and narrower on a real match."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from agents.base import choose_action
+from agents.registry import make_agent
+from envs.actions import action_mask, apply_action
+from envs.engine.cards import DECK, parse_cards
+from envs.engine.game import Game
+from envs.engine.rules import get_rules
+from train.luck import LuckCorrector, chance_nodes
+from train.tournament import luck_default, play_match
+
+
+def _play_calls(rules, n, deck, stop_after: int) -> Game:
+    """Everyone checks or calls until at least ``stop_after + 1`` cards are dealt (or the end)."""
+    g = Game(rules, n, deck=deck, button=0, seed=0)
+    while g.current_player is not None and len(chance_nodes(g)) <= stop_after:
+        g.check_or_call()
+    return g
+
+
+def _deck(text: str) -> list:
+    given = list(parse_cards(text))
+    return given + [c for c in DECK if c not in given]
+
+
+def _average_over_cards(rules, n, deck, k, corrector) -> tuple[np.ndarray, int]:
+    """The correction of the k-th card dealt, averaged over every card that could be dealt there
+    (each swapped into that place of the deck, the play before it unchanged)."""
+    base = _play_calls(rules, n, deck, k)
+    before = chance_nodes(base)[k]
+    total, count = np.zeros(n), 0
+    for c in np.flatnonzero(~before.dealt).tolist():
+        swapped = list(deck)
+        j = swapped.index(DECK[c])
+        swapped[k], swapped[j] = swapped[j], swapped[k]
+        game = _play_calls(rules, n, swapped, k)
+        node = chance_nodes(game)[k]
+        assert node.card == c and (node.dealt == before.dealt).all()
+        total += corrector.terms(game, only=[k])[0]
+        count += 1
+    return total / count, count
+
+
+CASES = [
+    # Soko heads-up: the 4th-street card of seat 1 (Kd Kh showing pair is in play), several
+    # cards still to come (sampled equity); the last card of the hand (one card to come ->
+    # exact enumeration; the last -> showdown shares).
+    ("soko", 2, "Ah 2c Kd Kh 9s 9c 7d 3h 5c 5d", 4),
+    ("soko", 2, "Ah 2c Kd Kh 9s 9c 7d 3h 5c 5d", 8),
+    ("soko", 2, "Ah 2c Kd Kh 9s 9c 7d 3h 5c 5d", 9),
+    # Follow the Bitch, three seats: seat 1's up card is a queen (the 7th card dealt), and the
+    # card right after it names the wild rank (every candidate a different wild rank).
+    ("follow_the_bitch", 3, "2c 3c 4c 5d 6d 7d 8h Qh 9h Ts Js Ks As 2d 3d 4d 5h 6h 7h 8s 9s", 7),
+    ("follow_the_bitch", 3, "2c 3c 4c 5d 6d 7d 8h Qh 9h Ts Js Ks As 2d 3d 4d 5h 6h 7h 8s 9s", 8),
+    # Low Chicago, heads-up: a face-down card (a spade may take half the pot).
+    ("follow_the_bitch_low_chicago", 2, "2s 3c 4d 5h 6c 7d Ah Qs 9c Tc Jd Kd", 6),
+]
+
+
+@pytest.mark.parametrize("game, n, deck, k", CASES)
+def test_correction_averages_to_zero_over_every_card_at_a_chance_node(game, n, deck, k):
+    rules = get_rules(game)
+    corrector = LuckCorrector(rules, samples=6, batch_rows=10 ** 9)  # no batch tables: fast
+    mean, count = _average_over_cards(rules, n, _deck(deck), k, corrector)
+    assert count == 52 - k
+    assert np.abs(mean).max() < 1e-9
+    # ... while single cards do move the value (the test would see a wrong average).
+    base = _play_calls(rules, n, _deck(deck), k)
+    assert np.abs(corrector.terms(base, only=[k])[0]).max() > 1e-3
+
+
+def test_the_rebuilt_state_has_the_engine_wild_rank_at_every_card():
+    """Queens up, a queen last in its dealing round (it names nothing), queen after queen: the
+    wild rank before each card is the one the engine's log says."""
+    rules = get_rules("follow_the_bitch")
+    pending_seen = 0
+    for seed in range(40):
+        g = Game(rules, 4, button=0, seed=seed)
+        while g.current_player is not None:
+            g.check_or_call()
+        nodes = iter(chance_nodes(g))
+        wild = None
+        for e in g.log:
+            if e.kind == "deal":
+                node = next(nodes)
+                assert node.wild == (-1 if wild is None else "23456789TJQKA".index(wild))
+                pending_seen += node.pending
+                if e.up and e.cards[0].rank == "Q":
+                    wild = None
+            elif e.kind == "wild" and "are wild" in e.text:
+                wild = e.text[0]
+        assert (g.wild_rank is None) == (wild is None)
+    assert pending_seen > 0
+
+
+def test_corrections_sum_to_zero_over_seats_in_every_hand():
+    rules = get_rules("follow_the_bitch_low_chicago")
+    corrector = LuckCorrector(rules, samples=6, batch_rows=10 ** 9)
+    agents = [make_agent(a) for a in ("random", "call", "tag")]
+    moved = 0.0
+    for seed in range(6):
+        g = Game(rules, 3, button=0, seed=seed)
+        for i, a in enumerate(agents):
+            a.reset(seed * 3 + i)
+        while g.current_player is not None:
+            apply_action(g, choose_action(agents[g.current_player], g, action_mask(g)))
+        c = corrector.corrections(g)
+        assert abs(c.sum()) < 1e-9
+        moved += np.abs(c).sum()
+    assert moved > 1.0
+
+
+def test_corrected_agrees_with_raw_and_is_narrower_for_tag_against_random():
+    result = play_match("soko", ["tag", "random"], hands=400, seed=2, luck_correction=True)
+    raw, corrected = result.raw_estimates["tag"], result.estimates["tag"]
+    assert result.luck_correction
+    assert abs(corrected.mean - raw.mean) < raw.half_width
+    assert abs(corrected.mean - raw.mean) < corrected.half_width
+    assert corrected.half_width < 0.9 * raw.half_width
+    # Zero-sum survives the correction.
+    assert result.estimates["random"].mean == pytest.approx(-corrected.mean)
+
+
+def test_on_by_default_without_wild_cards_only():
+    assert luck_default(get_rules("soko")) and luck_default(get_rules("soko_nordic"))
+    assert not luck_default(get_rules("follow_the_bitch"))

@@ -1,0 +1,453 @@
+"""Luck correction: a chance-node control variate for tournament results (in the spirit of
+AIVAT / MIVAT), computed by the referee, who sees every card.
+
+Every card dealt is a chance event. Just before it, the card is uniform over the cards not yet
+dealt (the deck is a uniformly random permutation, and nothing the agents do can see or change
+the cards still in it). For a *value* ``v_i(state)`` of each seat, the correction of a hand is
+
+    correction_i = sum over cards dealt of  v_i(after) - mean over c of v_i(after, had c been dealt)
+
+where the mean runs over every card that could have been dealt there. Each term has mean zero
+given everything before it, so ``result_i - correction_i`` has the same expectation as the
+result, whatever the agents do and whatever ``v`` is; a good ``v`` only makes the variance
+smaller. The values here sum to zero over the seats, so the corrections do too.
+
+The value is the seat's share of the pot at showdown times the pot, ``v_i = share_i * pot -
+committed_i`` (the committed chips cancel in the correction), where the share is judged from
+the cards dealt so far (``kind``):
+
+* ``"exact"`` (default): the seat's equity, its mean share over the ways the cards still to
+  come to the seats in the hand could fall, assuming nobody folds: over every remaining card
+  when one card is still to come, otherwise over ``samples`` completions of the deal drawn
+  with a generator seeded from the chance node (the same draws for every candidate card, which
+  keeps the noise of the draws out of the correction as far as possible). The stake is the
+  pot plus ``growth`` bets per seat in the hand for each betting round still to come;
+* ``"made"``: who is ahead now: the best hands of the cards held so far (``evaluate`` scores
+  one to seven cards), ties split. Cheap, and exact on the last card.
+
+Folded seats have no share. Follow the Bitch: the wild rank after a candidate card follows the
+engine's rule (a face-up queen ends it; the next face-up card of the same dealing round names
+the new one), and completions replay the rule over the cards still to come. Low Chicago: the
+lowest face-down spade among the seats in the hand takes half the pot (unless it also holds
+the winning high hand). Side pots are ignored: ``v`` need not be the exact payoff, so this only
+costs a little variance reduction in rare all-in hands, never bias.
+
+>>> from envs.engine.game import Game
+>>> g = Game("soko", 2, deck="Ah 2c Kd 3c", seed=0)
+>>> g.check_or_call(); g.fold()          # seat 0 brings in, seat 1 folds
+>>> c = LuckCorrector(g.rules).corrections(g)   # chips to take off each seat's payoff
+>>> bool(c[1] > 0), bool(abs(c.sum()) < 1e-12)  # Ah Kd against 2c 3c was lucky; zero-sum
+(True, True)
+"""
+
+from __future__ import annotations
+
+import zlib
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from envs.engine.cards import DECK, RANKS, Card
+from envs.engine.hands import evaluate_batch, evaluator
+from envs.engine.rules import Rules
+
+__all__ = ["LuckCorrector", "ChanceNode", "chance_nodes", "warm_up", "KINDS"]
+
+KINDS = ("exact", "made")
+_QUEEN = RANKS.index("Q")
+_PUT_IN = ("ante", "bring_in", "complete", "bet", "raise", "call")
+
+
+@dataclass
+class ChanceNode:
+    """The state just before one card is dealt (as the referee sees it) and the card."""
+
+    seat: int
+    up: bool
+    card: int
+    hole: list[list[int]]
+    upcards: list[list[int]]
+    folded: list[bool]
+    total: list[int]             # chips each seat has put in so far
+    dealt: np.ndarray            # bool (52,): cards already dealt (folded hands' included)
+    wild: int                    # followed wild rank index, -1 for none
+    pending: bool                # a face-up queen came this dealing round: the next up card names
+    street: int
+    order: tuple[int, ...] = field(default=())  # seats clockwise from the dealer's left
+
+    @property
+    def pot(self) -> int:
+        return sum(self.total)
+
+
+def chance_nodes(game) -> list[ChanceNode]:
+    """Every card dealt in ``game`` (finished or not), with the state before it, from its log."""
+    n = game.num_players
+    follow = game.rules.follow_the_queen
+    hole = [[] for _ in range(n)]
+    up = [[] for _ in range(n)]
+    folded = [False] * n
+    total = [0] * n
+    dealt = np.zeros(52, dtype=bool)
+    wild, pending, street = -1, False, -1
+    order = tuple((game.button + 1 + i) % n for i in range(n))
+    nodes = []
+    for e in game.log:
+        kind = e.kind
+        if kind in _PUT_IN:
+            total[e.seat] += e.amount
+        elif kind == "fold":
+            folded[e.seat] = True
+        elif kind == "street":
+            pending = False  # a queen dealt last in its round names no wild rank (docs/rules.md)
+            street = e.to
+        elif kind == "deal":
+            card = int(e.cards[0])
+            nodes.append(ChanceNode(e.seat, e.up, card, [list(h) for h in hole], [list(u) for u in up],
+                                    list(folded), list(total), dealt.copy(), wild, pending,
+                                    street + 1, order))
+            dealt[card] = True
+            if e.up:
+                up[e.seat].append(card)
+                if follow:
+                    if card >> 2 == _QUEEN:
+                        wild, pending = -1, True
+                    elif pending:
+                        wild, pending = card >> 2, False
+            else:
+                hole[e.seat].append(card)
+    return nodes
+
+
+def _after_wild(wild: int, pending: bool, card: int, up: bool, follow: bool) -> tuple[int, bool]:
+    if not (follow and up):
+        return wild, pending
+    if card >> 2 == _QUEEN:
+        return -1, True
+    if pending:
+        return card >> 2, False
+    return wild, pending
+
+
+class LuckCorrector:
+    """Computes the luck correction of finished hands under ``rules`` (see the module doc)."""
+
+    def __init__(self, rules: Rules, kind: str = "exact", *, samples: int = 24,
+                 growth: float = 0.5, seed: int = 0, batch_rows: int = 64) -> None:
+        if kind not in KINDS:
+            raise ValueError(f"luck correction kind is one of {', '.join(KINDS)}, not {kind!r}")
+        self.rules = rules
+        self.kind = kind
+        self.samples = samples
+        self.seed = seed
+        self.growth = growth
+        self.batch_rows = batch_rows  # fewer rows are scored one by one (no batch tables built)
+        self._evals: dict[int, object] = {}
+
+    # -----------------------------------------------------------------------------------------
+
+    def _stake(self, node: ChanceNode, active: int) -> float:
+        """The chips the share is of: the pot now plus ``growth`` bets per seat in the hand for
+        every betting round still to come (the one after this card included)."""
+        r = self.rules
+        later = sum(r.bet_size(t) for t in range(node.street, r.num_rounds))
+        return node.pot + self.growth * active * later
+
+    def _eval(self, wild: int):
+        f = self._evals.get(wild)
+        if f is None:
+            r = self.rules
+            ranks = (RANKS[wild],) if wild >= 0 else ()
+            if r.queens_wild:
+                ranks += ("Q",)
+            f = self._evals[wild] = evaluator(canadian=r.canadian_hands, wild_ranks=ranks,
+                                              double_ace_flush=r.double_ace_flush,
+                                              ace_low_four_straight=r.ace_low_four_straight)
+        return f
+
+    # -----------------------------------------------------------------------------------------
+
+    def corrections(self, game) -> np.ndarray:
+        """Chips to subtract from each seat's payoff of ``game`` (float, sums to zero)."""
+        out = np.zeros(game.num_players)
+        for term in self.terms(game):
+            out += term
+        return out
+
+    def terms(self, game, only: list[int] | None = None) -> list[np.ndarray]:
+        """The correction of each card dealt in ``game`` (per seat), in deal order; ``only``:
+        just the cards with these indices (0: the first card dealt)."""
+        nodes = chance_nodes(game)
+        out = [np.zeros(game.num_players) for _ in nodes]
+        todo, index = [], []
+        for i, node in enumerate(nodes):
+            active = [p for p in node.order if not node.folded[p]]
+            if len(active) >= 2 and (only is None or i in only):
+                todo.append((node, active, np.flatnonzero(~node.dealt)))
+                index.append(i)
+        if not todo:
+            return out if only is None else [out[i] for i in only]
+        if self.kind == "made":
+            shares = [self._made_shares(*t) for t in todo]
+        else:
+            shares = self._exact_all(todo)
+        for i, (node, active, cands), share in zip(index, todo, shares):
+            actual = int(np.searchsorted(cands, node.card))
+            out[i][active] = self._stake(node, len(active)) * (share[actual] - share.mean(axis=0))
+        return out if only is None else [out[i] for i in only]
+
+    # -----------------------------------------------------------------------------------------
+    # "made": who is ahead with the cards held now
+
+    def _made_shares(self, node: ChanceNode, active: list[int], cands: np.ndarray) -> np.ndarray:
+        r = self.rules
+        follow = r.follow_the_queen
+        k = len(active)
+        values = np.empty((len(cands), k), dtype=np.int64)
+        me = active.index(node.seat)
+        cards = [[DECK[c] for c in node.hole[p] + node.upcards[p]] for p in active]
+        groups: dict[int, list[int]] = {}
+        for i, c in enumerate(cands.tolist()):
+            w, _ = _after_wild(node.wild, node.pending, c, node.up, follow)
+            groups.setdefault(w, []).append(i)
+        for w, rows in groups.items():
+            f = self._eval(w)
+            for j in range(k):
+                if j != me:
+                    values[rows, j] = int(f(cards[j])) if cards[j] else -1
+            mine = cards[me]
+            values[rows, me] = [int(f(mine + [DECK[cands[i]]])) for i in rows]
+        share = self._high_shares(values)
+        if r.low_chicago:
+            share = self._chicago(share, values, node, active, cands)
+        return share
+
+    @staticmethod
+    def _high_shares(values: np.ndarray) -> np.ndarray:
+        win = values == values.max(axis=1, keepdims=True)
+        return win / win.sum(axis=1, keepdims=True)
+
+    def _chicago(self, high: np.ndarray, values: np.ndarray, node: ChanceNode, active: list[int],
+                 cands: np.ndarray) -> np.ndarray:
+        """Low Chicago on shares (rows, active): half to the lowest face-down spade, unless
+        its holder alone has the best high hand. Candidate cards go to ``node.seat``."""
+        low = np.full((len(cands), len(active)), 99, dtype=np.int64)
+        for j, p in enumerate(active):
+            spades = [_spade_rank(c) for c in node.hole[p] if c & 3 == 3]
+            if spades:
+                low[:, j] = min(spades)
+        if not node.up:
+            me = active.index(node.seat)
+            s = np.where(cands & 3 == 3, np.where(cands >> 2 == 12, 0, (cands >> 2) + 1), 99)
+            low[:, me] = np.minimum(low[:, me], s)
+        return _apply_chicago(high, values, low)
+
+    # -----------------------------------------------------------------------------------------
+    # "exact": equity over the cards still to come
+
+    def _future_slots(self, node: ChanceNode, active: list[int]) -> list[tuple[int, bool, bool]]:
+        """(seat, face up, last card of its dealing round) for every card still to come to
+        ``active`` seats after the node's card, in deal order, assuming nobody folds."""
+        streets = self.rules.streets
+        held = {p: len(node.hole[p]) + len(node.upcards[p]) for p in active}
+        held[node.seat] += 1
+        slots, index = [], 0
+        for t, street in enumerate(streets):
+            for q, up in enumerate(street.cards):
+                for s in active:
+                    if index + q >= held[s]:
+                        slots.append([s, up, False])
+            if slots and t >= node.street:
+                slots[-1][2] = True  # the dealing round ends after this card
+            index += len(street.cards)
+        return [tuple(x) for x in slots]
+
+    def _node_rows(self, node: ChanceNode, active: list[int], cands: np.ndarray):
+        """Rows to score for one node: (hands per active seat (rows, cards), final wild per row,
+        lowest face-down spade per row and seat, rows per candidate)."""
+        r = self.rules
+        follow = r.follow_the_queen
+        k = len(cands)
+        slots = self._future_slots(node, active)
+        f = len(slots)
+        if f == 0:
+            fill = np.zeros((k, 1, 0), dtype=np.int64)
+        elif f == 1:
+            # every remaining card for the one slot left: D[i, m] = cands without cands[i]
+            m = np.arange(k - 1)
+            fill = cands[m[None, :] + (m[None, :] >= np.arange(k)[:, None])][:, :, None]
+        else:
+            key = zlib.crc32(np.packbits(node.dealt).tobytes() + bytes([node.seat, node.up]))
+            rng = np.random.default_rng([self.seed, key])
+            s = self.samples
+            perm = np.argsort(rng.random((s, k)), axis=1)[:, :f + 1]            # (S, F+1)
+            # For candidate i: the first F draws, with i (when drawn) replaced by draw F+1.
+            first = perm[None, :, :f]
+            fill = cands[np.where(first == np.arange(k)[:, None, None], perm[None, :, f:], first)]
+        per = fill.shape[1]
+        rows = k * per
+        fill = fill.reshape(rows, f)
+        cand = np.repeat(cands, per)
+        # The wild rank at the end: replay the rule over the candidate and the cards to come.
+        wild = np.full(rows, node.wild, dtype=np.int64)
+        pend = np.full(rows, node.pending)
+        if follow:
+            def step(cards, up):
+                nonlocal wild, pend
+                if not up:
+                    return
+                queen = cards >> 2 == _QUEEN
+                wild = np.where(queen, -1, np.where(pend, cards >> 2, wild))
+                pend = queen
+            step(cand, node.up)
+            # the node's own dealing round may end right after it
+            if not slots or (slots and self._round_ends_at_node(node, active)):
+                pend = np.zeros(rows, dtype=bool)
+            for j, (s, up, last) in enumerate(slots):
+                step(fill[:, j], up)
+                if last:
+                    pend = np.zeros(rows, dtype=bool)
+        hands = []
+        low = np.full((rows, len(active)), 99, dtype=np.int64)
+        for a, p in enumerate(active):
+            parts = [np.broadcast_to(np.array(node.hole[p] + node.upcards[p], dtype=np.int64),
+                                     (rows, len(node.hole[p]) + len(node.upcards[p])))]
+            downs = [np.broadcast_to(np.array(node.hole[p], dtype=np.int64), (rows, len(node.hole[p])))]
+            if p == node.seat:
+                parts.append(cand[:, None])
+                if not node.up:
+                    downs.append(cand[:, None])
+            for j, (s, up, _) in enumerate(slots):
+                if s == p:
+                    parts.append(fill[:, j:j + 1])
+                    if not up:
+                        downs.append(fill[:, j:j + 1])
+            hands.append(np.concatenate(parts, axis=1))
+            if r.low_chicago:
+                d = np.concatenate(downs, axis=1)
+                spade = np.where(d & 3 == 3, np.where(d >> 2 == 12, 0, (d >> 2) + 1), 99)
+                if spade.shape[1]:
+                    low[:, a] = spade.min(axis=1)
+        return hands, wild, low, per
+
+    def _round_ends_at_node(self, node: ChanceNode, active: list[int]) -> bool:
+        """Whether the node's card is the last of its dealing round."""
+        held = len(node.hole[node.seat]) + len(node.upcards[node.seat])
+        index = 0
+        for t, street in enumerate(self.rules.streets):
+            index += len(street.cards)
+            if held < index:
+                return held == index - 1 and node.seat == active[-1]
+        return True
+
+    def _exact_all(self, nodes: list[tuple[ChanceNode, list[int], np.ndarray]]) -> list[np.ndarray]:
+        """Shares per candidate (K, active) for every node, scoring all rows in a few batches."""
+        built = [self._node_rows(node, active, cands) for node, active, cands in nodes]
+        # One batch per (card count, wild rank): every seat's hand of every node.
+        chunks: dict[tuple[int, int], list[np.ndarray]] = {}
+        where = []
+        follow = self.rules.follow_the_queen
+        wsets = []
+        for hands, wild, _, _ in built:
+            places = []
+            wset = np.unique(wild).tolist() if follow else [int(wild[0])]
+            wsets.append(wset)
+            sels = [np.flatnonzero(wild == w) if len(wset) > 1 else None for w in wset]
+            for h in hands:
+                for w, sel in zip(wset, sels):
+                    part = h if sel is None else h[sel]
+                    lst = chunks.setdefault((h.shape[1], w), [])
+                    places.append(((h.shape[1], w), len(lst), sel))
+                    lst.append(part)
+            where.append(places)
+        scored = {}
+        for (ncards, w), parts in chunks.items():
+            x = np.concatenate(parts) if len(parts) > 1 else parts[0]
+            vals = self._score(x, w)
+            offs = np.cumsum([0] + [len(q) for q in parts])
+            scored[(ncards, w)] = [vals[offs[i]:offs[i + 1]] for i in range(len(parts))]
+        out = []
+        for (hands, wild, low, per), places, wset in zip(built, where, wsets):
+            rows = len(wild)
+            values = np.empty((rows, len(hands)), dtype=np.int64)
+            it = iter(places)
+            for a in range(len(hands)):
+                for _ in wset:
+                    key, i, sel = next(it)
+                    if sel is None:
+                        values[:, a] = scored[key][i]
+                    else:
+                        values[sel, a] = scored[key][i]
+            share = self._high_shares(values)
+            if self.rules.low_chicago:
+                share = _apply_chicago(share, values, low)
+            out.append(share.reshape(-1, per, len(hands)).mean(axis=1))
+        return out
+
+    def _score(self, cards: np.ndarray, wild: int) -> np.ndarray:
+        """Hand values of the rows of ``cards`` under the followed wild rank ``wild``.
+
+        ``evaluate_batch`` builds tables per configuration (about two seconds for seven cards
+        with a wild rank); until a configuration has scored ``BUILD_AFTER`` rows one by one (or
+        :func:`warm_up` built it) its rows go through ``evaluator`` instead: the same values."""
+        n = cards.shape[1]
+        key = (self.rules.canadian_hands, self.rules.queens_wild, self.rules.double_ace_flush,
+               self.rules.ace_low_four_straight, wild, n)
+        if key not in _BUILT and 5 <= n <= 7 and len(cards) >= self.batch_rows:
+            done = _LAZY_ROWS.get(key, 0) + len(cards)
+            _LAZY_ROWS[key] = done
+            if done >= BUILD_AFTER or (n == 5 and wild < 0):  # plain five-card tables are cheap
+                _BUILT.add(key)
+        if key in _BUILT and len(cards) >= self.batch_rows:
+            r = self.rules
+            ranks = (RANKS[wild],) if wild >= 0 else ()
+            if r.queens_wild:
+                ranks += ("Q",)
+            return evaluate_batch(cards, canadian=r.canadian_hands, wild_ranks=ranks,
+                                  double_ace_flush=r.double_ace_flush,
+                                  ace_low_four_straight=r.ace_low_four_straight)
+        f = self._eval(wild)
+        return np.fromiter((int(f([DECK[c] for c in row])) if row else -1 for row in cards.tolist()),
+                           dtype=np.int64, count=len(cards))
+
+
+_BUILT: set[tuple] = set()
+_LAZY_ROWS: dict[tuple, int] = {}
+BUILD_AFTER = 100_000
+"""Rows a configuration scores one by one before its batch tables are built."""
+
+
+def warm_up(rules: Rules) -> None:
+    """Build the batch evaluator tables the "exact" kind needs under ``rules`` (every wild rank
+    Follow the Bitch can bring), so that forked workers inherit them instead of each building
+    them again."""
+    n = rules.cards_per_player
+    if not 5 <= n <= 7:
+        return
+    row = np.tile(np.arange(n, dtype=np.int64) * 4, (64, 1))  # distinct cards
+    corrector = LuckCorrector(rules)
+    for wild in (range(-1, 13) if rules.follow_the_queen else (-1,)):
+        if wild != _QUEEN:
+            _BUILT.add((rules.canadian_hands, rules.queens_wild, rules.double_ace_flush,
+                        rules.ace_low_four_straight, wild, n))
+            corrector._score(row, wild)
+
+
+def _spade_rank(card: int) -> int:
+    """A spade's rank for Low Chicago, ace lowest (0)."""
+    return 0 if card >> 2 == 12 else (card >> 2) + 1
+
+
+def _apply_chicago(high: np.ndarray, values: np.ndarray, low: np.ndarray) -> np.ndarray:
+    """Shares under Low Chicago from high shares, values and each seat's lowest face-down spade
+    (99: none); the arrays are (rows, seats)."""
+    lowest = low.min(axis=1, keepdims=True)
+    has = lowest[:, 0] < 99
+    holder = np.argmin(low, axis=1)  # spades are unique, so one holder
+    rows = np.arange(len(low))
+    sole = (high[rows, holder] == 1.0)
+    split = has & ~sole
+    out = high.copy()
+    out[split] *= 0.5
+    out[rows[split], holder[split]] += 0.5
+    return out
