@@ -56,6 +56,7 @@ __all__ = ["LuckCorrector", "ChanceNode", "chance_nodes", "warm_up", "KINDS"]
 KINDS = ("exact", "made")
 _QUEEN = RANKS.index("Q")
 _PUT_IN = ("ante", "bring_in", "complete", "bet", "raise", "call")
+_ACTIONS = frozenset(("bring_in", "complete", "bet", "raise", "call", "check", "fold"))
 
 
 @dataclass
@@ -167,10 +168,25 @@ class LuckCorrector:
 
     # -----------------------------------------------------------------------------------------
 
-    def corrections(self, game) -> np.ndarray:
-        """Chips to subtract from each seat's payoff of ``game`` (float, sums to zero)."""
+    def corrections(self, game, *, from_first_action: bool = False) -> np.ndarray:
+        """Chips to subtract from each seat's payoff of ``game`` (float, sums to zero).
+
+        ``from_first_action``: leave out the cards dealt before anyone acted. For duplicate
+        deals, where every seating of a deal is played, those terms are the same in every
+        seating for the same seat, so they add up to zero over a group for every agent: the
+        group results do not change, and the most expensive terms are not computed.
+        """
+        only = None
+        if from_first_action:
+            deals = before = 0
+            for e in game.log:
+                if e.kind == "deal":
+                    deals += 1
+                elif e.kind in _ACTIONS and before == 0:
+                    before = deals
+            only = range(before, deals) if before else None
         out = np.zeros(game.num_players)
-        for term in self.terms(game):
+        for term in self.terms(game, None if only is None else list(only)):
             out += term
         return out
 

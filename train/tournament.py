@@ -262,7 +262,9 @@ class _Runner:
                 while game.current_player is not None:
                     agent = seating[game.current_player]
                     apply_action(game, choose_action(agent, game, action_mask(game)))
-                correction = self.luck.corrections(game) if self.luck is not None else None
+                # Duplicate: the terms of cards dealt before anyone acts cancel over the group.
+                correction = (self.luck.corrections(game, from_first_action=self.duplicate)
+                              if self.luck is not None else None)
                 for i in range(n):
                     chips[g - g0, r, i] = game.payoffs[(i + r) % n]
                     if correction is not None:
