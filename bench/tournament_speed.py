@@ -1,6 +1,7 @@
 """Tournament speed: hands a second with cheap agents, and the speed-up from 1 to N workers.
 
-    python bench/tournament_speed.py                 # Soko heads-up, random/call/raise, 1 and 2 workers
+    python bench/tournament_speed.py                 # Soko heads-up, random/call/raise, 1 and 2 workers,
+                                                     # without and with the luck correction
     python bench/tournament_speed.py --hands 20000 --workers 1 2 4 --agents random call raise tag
 
 Every run plays the same seeded tournament, so the results must agree exactly; the script
@@ -37,14 +38,23 @@ def main(argv=None) -> None:
     parser.add_argument("--players", type=int, default=2)
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--luck", choices=["both", "on", "off"], default="both",
+                        help="with and/or without the luck correction (train/luck.py)")
     args = parser.parse_args(argv)
+    for luck in ([False, True] if args.luck == "both" else [args.luck == "on"]):
+        run(args, luck)
+
+
+def run(args, luck: bool) -> None:
 
     baseline = None
     reference = None
-    print(f"{args.game}, {args.players} players, agents {' '.join(args.agents)}, {args.hands} hands per match")
+    print(f"{args.game}, {args.players} players, agents {' '.join(args.agents)}, {args.hands} hands per match, "
+          f"luck correction {'on' if luck else 'off'}")
     for workers in args.workers:
         cfg = TournamentConfig(game=args.game, agents=args.agents, hands=args.hands, players=args.players,
-                               seed=args.seed, workers=workers, progress=False, write=False)
+                               seed=args.seed, workers=workers, progress=False, write=False,
+                               luck_correction=luck)
         before = _cpu()
         result = run_tournament(cfg)
         busy = (_cpu() - before) / (result.seconds + result.warm_up_seconds)
