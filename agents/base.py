@@ -5,6 +5,7 @@ An agent sees a hand only through :class:`~envs.engine.game.PlayerView` (``game.
 its own face-down cards, every face-up card, the stacks, the pot and the betting so far, with
 other seats' face-down cards removed from the log. It answers with a legal action id from
 ``envs.actions`` (0 fold, 1 check/call, 2.. bet or raise sizes ascending) given the action mask.
+An agent whose action probabilities are known may say so through :meth:`Agent.policy`.
 
 Randomness comes from a ``numpy.random.Generator`` that the harness seeds through
 :meth:`Agent.reset` before each hand, so a tournament gives the same result for any number of
@@ -70,6 +71,14 @@ class Agent(ABC):
     @abstractmethod
     def act(self, view: PlayerView, action_mask: np.ndarray) -> int:
         """A legal action id (``action_mask[id] == 1``) for ``view.seat``, which is to act."""
+
+    def policy(self, view: PlayerView, action_mask: np.ndarray) -> np.ndarray | None:
+        """The probabilities with which :meth:`act` picks each action id in this spot (an array
+        the length of ``action_mask``, zero on illegal ids, summing to one), or None when they
+        are not known (the default). The luck correction (``train/luck.py``) uses a known policy
+        to take the agent's own coin flips out of tournament results; it must be exactly the
+        distribution ``act`` draws from, or the correction is biased."""
+        return None
 
     def warm_up(self, rules) -> None:
         """Build any lookup tables the agent needs for ``rules`` (called once per tournament,

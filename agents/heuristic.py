@@ -49,6 +49,11 @@ class RandomAgent(Agent):
         legal = [i for i, ok in enumerate(action_mask.tolist()) if ok]
         return legal[int(self.rng.random() * len(legal))]
 
+    def policy(self, view: PlayerView, action_mask: np.ndarray) -> np.ndarray:
+        """Uniform over the legal ids: what :meth:`act` draws from."""
+        legal = np.asarray(action_mask) != 0
+        return legal / legal.sum()
+
 
 class CallAgent(Agent):
     """Calling station: always checks or calls."""

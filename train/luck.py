@@ -47,11 +47,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from envs.actions import FIRST_BET, FOLD, action_mask
 from envs.engine.cards import DECK, RANKS, Card
+from envs.engine.game import Game
 from envs.engine.hands import evaluate_batch, evaluator
 from envs.engine.rules import Rules
 
-__all__ = ["LuckCorrector", "ChanceNode", "chance_nodes", "warm_up", "KINDS"]
+__all__ = ["LuckCorrector", "ChanceNode", "DecisionNode", "chance_nodes", "decision_nodes",
+           "warm_up", "KINDS"]
 
 KINDS = ("exact", "made")
 _QUEEN = RANKS.index("Q")
@@ -120,6 +123,84 @@ def chance_nodes(game) -> list[ChanceNode]:
     return nodes
 
 
+@dataclass
+class DecisionNode:
+    """One decision of a seat whose agent's policy is known: the state before it (as the
+    referee sees it), the legal actions with the chips each puts in and their probabilities."""
+
+    seat: int
+    node: int                    # index of the last card dealt before it (in chance_nodes order)
+    total: list[int]             # chips each seat has put in so far
+    folded: list[bool]
+    street: int                  # the betting round (0: the first)
+    actions: np.ndarray          # the legal action ids (envs.actions), ascending
+    chips: np.ndarray            # chips each of them puts in (fold: 0)
+    probs: np.ndarray            # the policy's probability of each of them
+    chosen: int                  # index (into ``actions``) of the action played
+
+
+_CALLS = frozenset(("bring_in", "call", "check"))
+_RAISES = frozenset(("complete", "bet", "raise"))
+
+
+def decision_nodes(game, policies) -> list[DecisionNode]:
+    """The decisions in ``game``'s log whose seat has a known policy.
+
+    ``policies[seat]``: None (not known) or a callable ``(view, action_mask) -> probabilities
+    over the action ids or None`` (:meth:`agents.base.Agent.policy`). The hand is replayed from
+    its deck and log, so every decision's legal actions and view are the ones the agent saw."""
+    if policies is None or all(p is None for p in policies):
+        return []
+    n = game.num_players
+    replay = Game(game.rules, n, deck=list(game.deck), button=game.button,
+                  stacks=game.starting_stacks, seed=0)
+    total = [0] * n
+    folded = [False] * n
+    deals, street = 0, -1
+    out = []
+    for e in game.log:
+        kind = e.kind
+        if kind == "deal":
+            deals += 1
+        elif kind == "street":
+            street = e.to
+        elif kind in _ACTIONS:
+            p = e.seat
+            policy = policies[p]
+            if policy is not None and deals:
+                mask = action_mask(replay)
+                probs = policy(replay.view(p), mask)
+                if probs is not None:
+                    ids = np.flatnonzero(mask)
+                    probs = np.asarray(probs, dtype=float)[ids]
+                    if abs(probs.sum() - 1.0) > 1e-9 or (probs < 0).any():
+                        raise ValueError(f"seat {p}'s policy is not a distribution over the "
+                                         f"legal ids {ids.tolist()}: {probs.tolist()}")
+                    sizes = replay.bet_sizes()
+                    to_call, have, put = replay.to_call, replay.stacks[p], replay.committed[p]
+                    chips = np.array([0 if a == FOLD else to_call if a < FIRST_BET
+                                      else min(sizes[a - FIRST_BET] - put, have) for a in ids.tolist()])
+                    if kind == "fold":
+                        chosen = FOLD
+                    elif kind in _CALLS:
+                        chosen = FIRST_BET - 1
+                    else:
+                        chosen = FIRST_BET + sizes.index(e.to)
+                    out.append(DecisionNode(p, deals - 1, list(total), list(folded), street, ids,
+                                            chips, probs, int(np.searchsorted(ids, chosen))))
+            if kind in _CALLS:
+                replay.check_or_call()
+            elif kind in _RAISES:
+                replay.bet_or_raise(e.to)
+            else:
+                replay.fold()
+        if kind in _PUT_IN:
+            total[e.seat] += e.amount
+        elif kind == "fold":
+            folded[e.seat] = True
+    return out
+
+
 def _after_wild(wild: int, pending: bool, card: int, up: bool, follow: bool) -> tuple[int, bool]:
     if not (follow and up):
         return wild, pending
@@ -168,13 +249,17 @@ class LuckCorrector:
 
     # -----------------------------------------------------------------------------------------
 
-    def corrections(self, game, *, from_first_action: bool = False) -> np.ndarray:
+    def corrections(self, game, *, from_first_action: bool = False,
+                    policies=None) -> np.ndarray:
         """Chips to subtract from each seat's payoff of ``game`` (float, sums to zero).
 
         ``from_first_action``: leave out the cards dealt before anyone acted. For duplicate
         deals, where every seating of a deal is played, those terms are the same in every
         seating for the same seat, so they add up to zero over a group for every agent: the
         group results do not change, and the most expensive terms are not computed.
+
+        ``policies``: per seat, None or the agent's :meth:`~agents.base.Agent.policy`; the
+        decisions of seats whose policy is known get decision terms (see :meth:`decision_terms`).
         """
         only = None
         if from_first_action:
@@ -185,32 +270,99 @@ class LuckCorrector:
                 elif e.kind in _ACTIONS and before == 0:
                     before = deals
             only = range(before, deals) if before else None
+        chance, decisions = self._compute(game, None if only is None else list(only), policies)
         out = np.zeros(game.num_players)
-        for term in self.terms(game, None if only is None else list(only)):
+        for term in chance:
+            out += term
+        for _, term in decisions:
             out += term
         return out
 
     def terms(self, game, only: list[int] | None = None) -> list[np.ndarray]:
         """The correction of each card dealt in ``game`` (per seat), in deal order; ``only``:
         just the cards with these indices (0: the first card dealt)."""
+        chance, _ = self._compute(game, only, None)
+        return chance if only is None else [chance[i] for i in only]
+
+    def decision_terms(self, game, policies) -> list[tuple[DecisionNode, np.ndarray]]:
+        """The correction of each decision of a seat whose policy is known (per seat), in play
+        order.
+
+        At a decision with probabilities ``p(a)`` over the legal actions, the term is
+        ``v(after the action played) - sum over a of p(a) v(after a)`` for every seat's value
+        ``v`` (the one of the chance nodes, with the equity shares of the cards dealt so far):
+        its mean given the state is zero, so the agent's own coin flips come out of the result
+        without bias. The chips an action puts in go to the pot (the stake) and to the seat's
+        committed chips; a fold gives the folder no share and the others its share in
+        proportion (heads-up: the other seat takes the pot)."""
+        return self._compute(game, [], policies)[1]
+
+    def _compute(self, game, only, policies):
+        """(chance terms of every card, zero outside ``only``; (decision, term) pairs)."""
+        n = game.num_players
         nodes = chance_nodes(game)
-        out = [np.zeros(game.num_players) for _ in nodes]
-        todo, index = [], []
+        decisions = decision_nodes(game, policies)
+        rows_needed = {d.node for d in decisions}
+        out = [np.zeros(n) for _ in nodes]
+        todo, info = [], []
         for i, node in enumerate(nodes):
             active = [p for p in node.order if not node.folded[p]]
-            if len(active) >= 2 and (only is None or i in only):
-                todo.append((node, active, np.flatnonzero(~node.dealt)))
-                index.append(i)
-        if not todo:
-            return out if only is None else [out[i] for i in only]
+            if len(active) < 2:
+                continue
+            term = only is None or i in only
+            if term or i in rows_needed:
+                cands = np.flatnonzero(~node.dealt)
+                actual = int(np.searchsorted(cands, node.card))
+                # Only the share row of the card dealt is needed when its term is left out.
+                todo.append((node, active, cands, None if term else actual))
+                info.append((i, actual))
         if self.kind == "made":
-            shares = [self._made_shares(*t) for t in todo]
+            shares = [self._made_shares(node, active, cands if keep is None else cands[keep:keep + 1])
+                      for node, active, cands, keep in todo]
         else:
-            shares = self._exact_all(todo)
-        for i, (node, active, cands), share in zip(index, todo, shares):
-            actual = int(np.searchsorted(cands, node.card))
-            out[i][active] = self._stake(node, len(active)) * (share[actual] - share.mean(axis=0))
-        return out if only is None else [out[i] for i in only]
+            shares = self._exact_all(todo) if todo else []
+        rows = {}
+        for (i, actual), (node, active, cands, keep), share in zip(info, todo, shares):
+            row = np.zeros(n)
+            if keep is None:
+                out[i][active] = self._stake(node, len(active)) * (share[actual] - share.mean(axis=0))
+                row[active] = share[actual]
+            else:
+                row[active] = share[0]
+            rows[i] = row
+        dec = []
+        for d in decisions:
+            row = rows.get(d.node)
+            dec.append((d, np.zeros(n) if row is None else self._decision_term(d, row)))
+        return out, dec
+
+    def _decision_term(self, d: DecisionNode, share: np.ndarray) -> np.ndarray:
+        """``v(after the action played) - sum over a of p(a) v(after a)`` (per seat).
+
+        ``v_i = share_i * stake - committed_i - growth * later`` for a seat in the hand (its own
+        bets still to come), ``-committed_i`` for a folded one, with ``stake`` the pot plus
+        ``growth`` bets per seat in the hand for every later betting round: it sums to zero."""
+        r = self.rules
+        g = self.growth
+        later = sum(r.bet_size(t) for t in range(d.street + 1, r.num_rounds))
+        total = np.asarray(d.total, dtype=float)
+        inhand = ~np.asarray(d.folded)
+        values = np.empty((len(d.actions), len(total)))
+        for j, (a, c) in enumerate(zip(d.actions.tolist(), d.chips.tolist())):
+            live = inhand.copy()
+            spent = total
+            if a == FOLD:
+                live[d.seat] = False
+            else:
+                spent = total.copy()
+                spent[d.seat] += c
+            s = np.where(live, share, 0.0)
+            mass = s.sum()
+            s = s / mass if mass > 0 else live / live.sum()
+            k = int(live.sum())
+            growth = g * later if k >= 2 else 0.0
+            values[j] = s * (spent.sum() + growth * k) - spent - growth * live
+        return values[d.chosen] - d.probs @ values
 
     # -----------------------------------------------------------------------------------------
     # "made": who is ahead with the cards held now
@@ -278,20 +430,23 @@ class LuckCorrector:
             index += len(street.cards)
         return [tuple(x) for x in slots]
 
-    def _node_rows(self, node: ChanceNode, active: list[int], cands: np.ndarray):
+    def _node_rows(self, node: ChanceNode, active: list[int], cands: np.ndarray,
+                   keep: int | None = None):
         """Rows to score for one node: (hands per active seat (rows, cards), final wild per row,
-        lowest face-down spade per row and seat, rows per candidate)."""
+        lowest face-down spade per row and seat, rows per candidate). ``keep``: only the rows
+        of candidate ``cands[keep]`` (the same rows as when every candidate is scored)."""
         r = self.rules
         follow = r.follow_the_queen
         k = len(cands)
+        sel = np.arange(k) if keep is None else np.array([keep])
         slots = self._future_slots(node, active)
         f = len(slots)
         if f == 0:
-            fill = np.zeros((k, 1, 0), dtype=np.int64)
+            fill = np.zeros((len(sel), 1, 0), dtype=np.int64)
         elif f == 1:
             # every remaining card for the one slot left: D[i, m] = cands without cands[i]
             m = np.arange(k - 1)
-            fill = cands[m[None, :] + (m[None, :] >= np.arange(k)[:, None])][:, :, None]
+            fill = cands[m[None, :] + (m[None, :] >= sel[:, None])][:, :, None]
         else:
             key = zlib.crc32(np.packbits(node.dealt).tobytes() + bytes([node.seat, node.up]))
             rng = np.random.default_rng([self.seed, key])
@@ -299,11 +454,11 @@ class LuckCorrector:
             perm = np.argsort(rng.random((s, k)), axis=1)[:, :f + 1]            # (S, F+1)
             # For candidate i: the first F draws, with i (when drawn) replaced by draw F+1.
             first = perm[None, :, :f]
-            fill = cands[np.where(first == np.arange(k)[:, None, None], perm[None, :, f:], first)]
+            fill = cands[np.where(first == sel[:, None, None], perm[None, :, f:], first)]
         per = fill.shape[1]
-        rows = k * per
+        rows = len(sel) * per
         fill = fill.reshape(rows, f)
-        cand = np.repeat(cands, per)
+        cand = np.repeat(cands[sel], per)
         # The wild rank at the end: replay the rule over the candidate and the cards to come.
         wild = np.full(rows, node.wild, dtype=np.int64)
         pend = np.full(rows, node.pending)
@@ -356,9 +511,11 @@ class LuckCorrector:
                 return held == index - 1 and node.seat == active[-1]
         return True
 
-    def _exact_all(self, nodes: list[tuple[ChanceNode, list[int], np.ndarray]]) -> list[np.ndarray]:
-        """Shares per candidate (K, active) for every node, scoring all rows in a few batches."""
-        built = [self._node_rows(node, active, cands) for node, active, cands in nodes]
+    def _exact_all(self, nodes: list[tuple[ChanceNode, list[int], np.ndarray, int | None]]
+                   ) -> list[np.ndarray]:
+        """Shares per candidate (K, active) for every (node, active, candidates, keep), scoring
+        all rows in a few batches; ``keep``: just candidate ``keep`` (1, active)."""
+        built = [self._node_rows(*t) for t in nodes]
         # One batch per (card count, wild rank): every seat's hand of every node.
         chunks: dict[tuple[int, int], list[np.ndarray]] = {}
         where = []
