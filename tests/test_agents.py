@@ -360,3 +360,31 @@ def test_docstring_examples():
     for module in (agents.base, agents.equity, agents.heuristic, agents.registry):
         failed, _ = doctest.testmod(module)
         assert not failed, module.__name__
+
+
+def test_random_policy_is_uniform_over_the_legal_ids_it_draws_from():
+    agent = make_agent("random")
+    assert make_agent("tag").policy(None, np.ones(3, dtype=np.int8)) is None  # not known
+    rng = np.random.default_rng(0)
+    seen_masks = set()
+    for seed in range(30):
+        game = Game("soko", 3, seed=seed)
+        while game.current_player is not None:
+            mask = action_mask(game)
+            view = game.view(game.current_player)
+            p = agent.policy(view, mask)
+            legal = np.flatnonzero(mask)
+            assert p.shape == mask.shape and p.sum() == pytest.approx(1.0)
+            np.testing.assert_allclose(p[legal], 1.0 / len(legal))
+            assert (p[mask == 0] == 0).all()
+            if tuple(mask) not in seen_masks:  # its draws: exactly the legal ids, evenly
+                seen_masks.add(tuple(mask))
+                draws = []
+                for s in range(300):
+                    agent.reset(s)
+                    draws.append(agent.act(view, mask))
+                counts = np.bincount(draws, minlength=len(mask))
+                assert set(np.flatnonzero(counts)) == set(legal)
+                assert np.abs(counts / 300 - p).max() < 0.1
+            apply_action(game, int(rng.choice(legal)))
+    assert len(seen_masks) >= 2

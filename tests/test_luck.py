@@ -13,6 +13,7 @@ from envs.engine.cards import DECK, parse_cards
 from envs.engine.game import Game
 from envs.engine.rules import get_rules
 from train.luck import LuckCorrector, chance_nodes
+from train import tournament
 from train.tournament import luck_default, play_match
 
 
@@ -116,7 +117,7 @@ def test_corrections_sum_to_zero_over_seats_in_every_hand():
     assert moved > 1.0
 
 
-def test_corrected_agrees_with_raw_and_is_narrower_for_tag_against_random():
+def test_corrected_agrees_with_raw_and_is_narrower_for_tag_against_random(monkeypatch):
     result = play_match("soko", ["tag", "random"], hands=400, seed=2, luck_correction=True)
     raw, corrected = result.raw_estimates["tag"], result.estimates["tag"]
     assert result.luck_correction
@@ -125,6 +126,12 @@ def test_corrected_agrees_with_raw_and_is_narrower_for_tag_against_random():
     assert corrected.half_width < 0.9 * raw.half_width
     # Zero-sum survives the correction.
     assert result.estimates["random"].mean == pytest.approx(-corrected.mean)
+    # The random agent's decision terms narrow it further than the chance terms alone.
+    monkeypatch.setattr(tournament, "_known_policy", lambda agent: None)
+    chance_only = play_match("soko", ["tag", "random"], hands=400, seed=2, luck_correction=True)
+    assert chance_only.raw_estimates["tag"].mean == raw.mean  # the same hands
+    assert abs(chance_only.estimates["tag"].mean - corrected.mean) < corrected.half_width
+    assert corrected.half_width < 0.95 * chance_only.estimates["tag"].half_width
 
 
 def test_on_by_default_without_wild_cards_only():
@@ -161,3 +168,77 @@ def test_duplicate_groups_do_not_need_the_cards_dealt_before_the_first_action(ru
                 short[i] += later[(i + r) % n]
         np.testing.assert_allclose(full, short, atol=1e-9)
     assert skipped_something  # the early terms are not zero hand by hand, only over the group
+
+
+def _skewed(view, mask):
+    """A known policy that is not uniform: weights 1, 2, 3... over the legal ids."""
+    p = np.cumsum(mask) * mask
+    return p / p.sum()
+
+
+@pytest.mark.parametrize("n", [2, 3])
+def test_decision_term_averages_to_zero_over_the_policy_at_a_decision(n):
+    """Soko: everyone calls to the second betting round, the first to act there bets, and the
+    next seat (known policy) faces fold / call / raise. Each of its actions, the rest of the
+    hand checked or called down: the terms weighted by the policy add up to zero."""
+    rules = get_rules("soko")
+    deck = _deck("Ah 2c Kd Kh 9s 9c 7d 3h 5c 5d 4s 6d 8h Jc Qd")
+    corrector = LuckCorrector(rules, samples=6, batch_rows=10 ** 9)
+
+    def prefix():
+        g = Game(rules, n, deck=deck, button=0, seed=0)
+        while not (g.log[-1].kind == "street" and g.log[-1].to == 1):
+            g.check_or_call()
+        g.bet_or_raise()
+        return g
+
+    seat = prefix().current_player
+    policies = [None] * n
+    policies[seat] = _skewed
+    mask = action_mask(prefix())
+    legal = np.flatnonzero(mask)
+    assert legal.tolist() == [0, 1, 2]
+    p = _skewed(None, mask)
+    total, moved = np.zeros(n), 0.0
+    for a in legal.tolist():
+        g = prefix()
+        apply_action(g, a)
+        while g.current_player is not None:
+            g.check_or_call()
+        pairs = corrector.decision_terms(g, policies)
+        # the seat's decisions: calls in the first round, then this one
+        d, term = [(d, t) for d, t in pairs if d.street == 1][0]
+        assert d.seat == seat and d.actions.tolist() == [0, 1, 2]
+        assert d.actions[d.chosen] == a
+        np.testing.assert_allclose(d.probs, p[legal])
+        total += p[a] * term
+        moved += np.abs(term).sum()
+        assert abs(term.sum()) < 1e-9
+    assert np.abs(total).max() < 1e-9
+    assert moved > 1.0  # the single actions do move the value
+
+
+def test_decision_terms_sum_to_zero_and_replay_the_chips_of_each_action():
+    rules = get_rules("follow_the_bitch_low_chicago")
+    corrector = LuckCorrector(rules, samples=6, batch_rows=10 ** 9)
+    agents = [make_agent(a) for a in ("random", "random", "tag")]
+    policies = [agents[0].policy, agents[1].policy, None]
+    count, moved = 0, 0.0
+    for seed in range(8):
+        g = Game(rules, 3, button=0, seed=seed)
+        for i, a in enumerate(agents):
+            a.reset(seed * 3 + i)
+        while g.current_player is not None:
+            apply_action(g, choose_action(agents[g.current_player], g, action_mask(g)))
+        actions = iter(e for e in g.log if e.seat in (0, 1) and e.kind in
+                       ("bring_in", "complete", "bet", "raise", "call", "check", "fold"))
+        for d, term in corrector.decision_terms(g, policies):
+            e = next(actions)
+            assert d.seat == e.seat and d.chips[d.chosen] == e.amount
+            assert abs(term.sum()) < 1e-9
+            count += 1
+            moved += np.abs(term).sum()
+        assert next(actions, None) is None  # every decision of a known policy has a term
+        c = corrector.corrections(g, policies=policies)
+        assert abs(c.sum()) < 1e-9
+    assert count > 20 and moved > 1.0
