@@ -25,6 +25,17 @@ the cards dealt so far (``kind``):
 * ``"made"``: who is ahead now: the best hands of the cards held so far (``evaluate`` scores
   one to seven cards), ties split. Cheap, and exact on the last card.
 
+**Decision terms.** An agent whose action probabilities are known (``Agent.policy``: the random
+agent) is a chance player too: at each of its decisions, with probabilities ``p(a)`` over the
+legal actions, the term is ``v_i(after the action played) - sum over a of p(a) v_i(after a)``,
+again zero-mean given the state whatever ``v`` is (pass ``policies`` per seat). The shares
+there are those of the cards dealt so far (the last card's share row); an action's chips go to
+the pot and to the seat's committed chips, and each seat in the hand is charged its own
+``growth`` bets for the later rounds (so ``v`` still sums to zero); a fold gives the folder no
+share and the others its share in proportion. Soko heads-up, tag against random, 20,000 hands:
+half-width 1.38 bb/100 against 1.50 with card terms only (1.85 duplicate only, 2.01 plain),
+for about 0.7 ms more CPU per hand (the hand replayed for the legal actions at each decision).
+
 Folded seats have no share. Follow the Bitch: the wild rank after a candidate card follows the
 engine's rule (a face-up queen ends it; the next face-up card of the same dealing round names
 the new one), and completions replay the rule over the cards still to come. Low Chicago: the
