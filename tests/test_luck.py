@@ -25,6 +25,16 @@ def _play_calls(rules, n, deck, stop_after: int) -> Game:
     return g
 
 
+def _play_agents(rules, agents, seed: int) -> Game:
+    """A hand of ``agents`` (seat i: agents[i], button 0) from ``seed``, each agent seeded."""
+    g = Game(rules, len(agents), button=0, seed=seed)
+    for i, a in enumerate(agents):
+        a.reset(seed * len(agents) + i)
+    while g.current_player is not None:
+        apply_action(g, choose_action(agents[g.current_player], g, action_mask(g)))
+    return g
+
+
 def _deck(text: str) -> list:
     given = list(parse_cards(text))
     return given + [c for c in DECK if c not in given]
@@ -106,11 +116,7 @@ def test_corrections_sum_to_zero_over_seats_in_every_hand():
     agents = [make_agent(a) for a in ("random", "call", "tag")]
     moved = 0.0
     for seed in range(6):
-        g = Game(rules, 3, button=0, seed=seed)
-        for i, a in enumerate(agents):
-            a.reset(seed * 3 + i)
-        while g.current_player is not None:
-            apply_action(g, choose_action(agents[g.current_player], g, action_mask(g)))
+        g = _play_agents(rules, agents, seed)
         c = corrector.corrections(g)
         assert abs(c.sum()) < 1e-9
         moved += np.abs(c).sum()
@@ -225,11 +231,7 @@ def test_decision_terms_sum_to_zero_and_replay_the_chips_of_each_action():
     policies = [agents[0].policy, agents[1].policy, None]
     count, moved = 0, 0.0
     for seed in range(8):
-        g = Game(rules, 3, button=0, seed=seed)
-        for i, a in enumerate(agents):
-            a.reset(seed * 3 + i)
-        while g.current_player is not None:
-            apply_action(g, choose_action(agents[g.current_player], g, action_mask(g)))
+        g = _play_agents(rules, agents, seed)
         actions = iter(e for e in g.log if e.seat in (0, 1) and e.kind in
                        ("bring_in", "complete", "bet", "raise", "call", "check", "fold"))
         for d, term in corrector.decision_terms(g, policies):
