@@ -32,7 +32,7 @@ from abc import ABC, abstractmethod
 import numpy as np
 
 from envs.actions import CHECK_CALL, FIRST_BET, FOLD, action_mask as legal_mask
-from envs.engine.game import Game, PlayerView
+from envs.engine.game import ACTION_KINDS, Game, PlayerView
 
 __all__ = ["Agent", "choose_action", "legal_ids", "FOLD", "CHECK_CALL", "FIRST_BET"]
 
@@ -64,10 +64,6 @@ class Agent(ABC):
             self._rng = np.random.default_rng(self._seed)
         return self._rng
 
-    @rng.setter
-    def rng(self, generator: np.random.Generator) -> None:
-        self._rng = generator
-
     @abstractmethod
     def act(self, view: PlayerView, action_mask: np.ndarray) -> int:
         """A legal action id (``action_mask[id] == 1``) for ``view.seat``, which is to act."""
@@ -93,10 +89,6 @@ def legal_ids(action_mask: np.ndarray) -> np.ndarray:
     return np.flatnonzero(action_mask)
 
 
-_REPLAY_BET = frozenset(("complete", "bet", "raise"))
-_REPLAY_CALL = frozenset(("bring_in", "call", "check"))
-
-
 def game_from_view(view: PlayerView) -> Game:
     """A game that looks to ``view.seat`` exactly like the one ``view`` came from.
 
@@ -117,13 +109,8 @@ def game_from_view(view: PlayerView) -> Game:
     stacks = tuple(s + t for s, t in zip(view.stacks, view.total_committed))
     game = Game(view.rules, view.num_players, stacks=stacks, button=view.button, deck=deck, seed=0)
     for event in view.log:
-        kind = event.kind
-        if kind in _REPLAY_CALL:
-            game.check_or_call()
-        elif kind in _REPLAY_BET:
-            game.bet_or_raise(event.to)
-        elif kind == "fold":
-            game.fold()
+        if event.kind in ACTION_KINDS:
+            game.play_logged(event)
     return game
 
 

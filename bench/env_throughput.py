@@ -137,12 +137,7 @@ def null_aec_env():
             return self.action_spaces[agent]
 
         def reset(self, seed=None, options=None):
-            self.agents = self.possible_agents[:]
-            self.rewards = dict.fromkeys(self.agents, 0.0)
-            self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
-            self.terminations = dict.fromkeys(self.agents, False)
-            self.truncations = dict.fromkeys(self.agents, False)
-            self.infos = {a: {} for a in self.agents}
+            self._start_agents()
             self.agent_selection = "player_0"
             self.decisions = 0
             self.zeros, self.ones = np.zeros(8, np.float32), np.ones(3, np.int8)

@@ -44,7 +44,7 @@ from typing import NamedTuple
 import numpy as np
 
 from envs.actions import CHECK_CALL, FIRST_BET, FOLD, num_actions
-from envs.engine.game import Game
+from envs.engine.game import BET_KINDS, Game
 from envs.engine.rules import Rules, get_rules
 
 RANK_CHARS = "23456789TJQKA"
@@ -54,8 +54,7 @@ SPADE = 3
 CHICAGO_ORDER = tuple(((12 if i == 0 else i - 1) * 4 + SPADE) for i in range(13))
 _CHICAGO_SLOT = {card: slot for slot, card in enumerate(CHICAGO_ORDER)}
 
-RAISE_KINDS = frozenset(("complete", "bet", "raise"))
-CALL_KINDS = frozenset(("call", "bring_in"))
+CALL_KINDS = frozenset(("call", "bring_in"))  # what the history counts as calls
 
 
 class Piece(NamedTuple):
@@ -202,7 +201,7 @@ class ObservationEncoder:
         self._street_onehot = [[float(i == k) for i in range(r.num_rounds)] for k in range(r.num_rounds)]
         self._zeros = [0.0] * self.num_sizes
         self._tables: dict[int, tuple] = {}
-        self._scales: dict[tuple[int, ...], tuple] = {}  # chip scales per starting stacks
+        self._scales: dict[tuple[int, ...], np.ndarray] = {}  # dynamic-block scales per starting stacks
         self._game: Game | None = None
         # _masks[can_fold][number of sizes offered]: the mask of envs.actions.action_mask.
         self._masks = [[self._mask(fold, k) for k in range(self.num_sizes + 1)] for fold in (False, True)]
@@ -301,19 +300,17 @@ class ObservationEncoder:
         self._dyn_pos = -1  # log length when the dynamic block was last written
         self._street = 0
         stacks = game.starting_stacks
-        scales = self._scales.get(stacks)
-        if scales is None:
+        dyn_scale = self._scales.get(stacks)
+        if dyn_scale is None:
             seat_bound = seat_chip_bound(self.rules, stacks)
             pot_bound = min(n * seat_bound, sum(stacks))
             inv_seat, K, R = 1.0 / seat_bound, self.num_sizes, self.rounds
             # The dynamic block is packed in chips and counts, then scaled by this and clipped at 1.
-            dyn_scale = np.array([1.0 / pot_bound, inv_seat, 1.0] + [inv_seat] * K
-                                 + [self._inv_big, self._inv_raises] + [1.0] * R + [1.0] * n
-                                 + [1.0 / sum(stacks)] * n + [inv_seat] * (2 * n) + [1.0] * (2 * n),
-                                 dtype=np.float32)
-            scales = self._scales[stacks] = (1.0 / sum(stacks), seat_bound, inv_seat, pot_bound,
-                                             1.0 / pot_bound, dyn_scale)
-        self._inv_table, self._seat_bound, self._inv_seat, self._pot_bound, self._inv_pot, self._dyn_scale = scales
+            dyn_scale = self._scales[stacks] = np.array(
+                [1.0 / pot_bound, inv_seat, 1.0] + [inv_seat] * K + [self._inv_big, self._inv_raises]
+                + [1.0] * R + [1.0] * n + [1.0 / sum(stacks)] * n + [inv_seat] * (2 * n) + [1.0] * (2 * n),
+                dtype=np.float32)
+        self._dyn_scale = dyn_scale
         self._src = src = np.zeros(off["size"], dtype=np.float32)
         self._src_bytes = memoryview(src).cast("B")
         self._dyn_struct = off["dyn_struct"]
@@ -352,7 +349,7 @@ class ObservationEncoder:
                         src[o_chicago + _CHICAGO_SLOT[card]] = 1.0
                 else:
                     src[o_hole + e.seat * 52 + card] = 1.0
-            elif kind in RAISE_KINDS:
+            elif kind in BET_KINDS:
                 i = o_hist + e.seat * per + street * 2
                 src[i] = min(src[i] + inc, 1.0)
             elif kind in CALL_KINDS:

@@ -70,7 +70,7 @@ import numpy as np
 from gymnasium import spaces
 
 from envs.actions import CHECK_CALL, FOLD, action_mask, apply_action, num_actions
-from envs.engine.game import Game
+from envs.engine.game import ACTION_KINDS, BET_KINDS, Game
 from envs.engine.rules import Rules
 from envs.observation import ObservationEncoder
 from envs.stud_env import check_env_args, make_rules, new_game, normalize_stacks, render_text
@@ -79,8 +79,7 @@ GAMES = {
     "soko": ("soko", "soko_nordic"),
     "follow_the_bitch": ("follow_the_bitch", "follow_the_bitch_low_chicago"),
 }
-ACTION_KINDS = ("fold", "check", "call", "bring_in", "complete", "bet", "raise")
-VOLUNTARY = frozenset(("call", "complete", "bet", "raise"))
+VOLUNTARY = BET_KINDS | {"call"}  # chips put in by choice (VPIP counts them on the first round)
 RANDOM = "random"
 MAX_SKIPPED_HANDS = 1000
 

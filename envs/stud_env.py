@@ -260,6 +260,15 @@ class MirroredAECEnv(AECEnv):
             raise AttributeError(f"{bare} is set by reset()")
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
+    def _start_agents(self) -> None:
+        """Every agent back in, with zero rewards, not terminated, empty infos (for reset())."""
+        self.agents = self.possible_agents[:]
+        self.rewards = dict.fromkeys(self.agents, 0.0)
+        self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
+        self.terminations = dict.fromkeys(self.agents, False)
+        self.truncations = dict.fromkeys(self.agents, False)
+        self.infos = {a: {} for a in self.agents}
+
     def mirror_into(self, wrappers_: list) -> None:
         """Copy the per-step attributes into ``wrappers_`` from now on (see :func:`wrap_env`)."""
         self.__dict__["_mirrors"] = list(wrappers_)
@@ -325,12 +334,7 @@ class StudEnv(MirroredAECEnv, EzPickle):
             self.np_random, _ = seeding.np_random(seed)
         self.game = game = new_game(self.rules, self.num_players, self.np_random, stacks=self.stacks,
                                     options=options)
-        self.agents = self.possible_agents[:]
-        self.rewards = dict.fromkeys(self.agents, 0.0)
-        self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
-        self.terminations = dict.fromkeys(self.agents, False)
-        self.truncations = dict.fromkeys(self.agents, False)
-        self.infos = {a: {} for a in self.agents}
+        self._start_agents()
         if game.is_over:  # every seat all-in from the antes: the hand played itself out
             self.agent_selection = self.agents[0]
             self._end_hand()

@@ -16,7 +16,7 @@ from envs.actions import action_mask
 from envs.engine.cards import Card, parse_cards
 from envs.engine.game import Game
 from envs.engine.rules import RULES
-from envs.observation import CHICAGO_ORDER, ObservationEncoder, build_layout
+from envs.observation import CHICAGO_ORDER, ObservationEncoder, build_layout, seat_chip_bound
 from tests.helpers import deal
 
 RANKS = "23456789TJQKA"
@@ -150,19 +150,22 @@ def test_soko_pieces_after_a_bring_in_and_a_completion():
     assert onehots(up[2]) == card_ids("Js")  # seat 2
     assert not up[3:].any()  # padding up to 8 seats
     layout = env.unwrapped.layout
-    enc = env.unwrapped.encoder
-    assert p["pot"][0] == pytest.approx(9 * enc._inv_pot)  # 3 antes + 2 + 4
-    assert p["to_call"][0] == pytest.approx(4 * enc._inv_seat)
+    # The scales envs/observation.py documents: one seat's most chips in a hand, the pot's most.
+    stacks = env.unwrapped.game.starting_stacks
+    inv_seat = 1.0 / seat_chip_bound(RULES["soko"], stacks)
+    inv_pot = 1.0 / min(3 / inv_seat, sum(stacks))
+    assert p["pot"][0] == pytest.approx(9 * inv_pot)  # 3 antes + 2 + 4
+    assert p["to_call"][0] == pytest.approx(4 * inv_seat)
     assert p["pot_odds"][0] == pytest.approx(4 / 13)
-    assert p["bet_sizes"][0] == pytest.approx(8 * enc._inv_seat)  # raise to 8
+    assert p["bet_sizes"][0] == pytest.approx(8 * inv_seat)  # raise to 8
     assert p["bet_size"][0] == pytest.approx(0.5)  # small bet 4 / big bet 8
     assert p["raises"][0] == pytest.approx(1 / 4)
     assert onehots(p["street"]) == [0]
     assert onehots(p["seated"]) == [0, 1, 2]
     assert onehots(p["to_act"]) == [0]
     assert onehots(p["button"]) == [2]  # seat 2 is two seats after the observer
-    assert p["committed"][:3] == pytest.approx([0, 2 * enc._inv_seat, 4 * enc._inv_seat])
-    assert p["total_committed"][:3] == pytest.approx([1 * enc._inv_seat, 3 * enc._inv_seat, 5 * enc._inv_seat])
+    assert p["committed"][:3] == pytest.approx([0, 2 * inv_seat, 4 * inv_seat])
+    assert p["total_committed"][:3] == pytest.approx([1 * inv_seat, 3 * inv_seat, 5 * inv_seat])
     assert p["stack"][:3] == pytest.approx([799 / 2400, 797 / 2400, 795 / 2400])
     history = p["history"].reshape(8, 4, 2)
     assert history[1, 0].tolist() == [0, 0.25]  # seat 1: the bring-in counts as a call

@@ -12,11 +12,13 @@ import dataclasses
 import random
 import zlib
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from envs.engine.game import Game
+from envs.actions import action_mask, apply_action
+from envs.engine.game import ACTION_KINDS, Game
 from envs.engine.rules import RULES
 from tests.helpers import cards_in, hidden_from, refused
 
@@ -225,3 +227,20 @@ def test_no_card_is_dealt_twice(seed, preset, n):
         g.check_or_call()
     cards = [c for s in range(n) for c in g.hole_cards(s) + g.up_cards(s)]
     assert len(cards) == len(set(cards)) == n * RULES[preset].cards_per_player
+
+
+def test_play_logged_replays_a_hand_and_refuses_events_that_are_no_action():
+    rng = np.random.default_rng(12)
+    for seed in range(20):
+        game = Game("follow_the_bitch_low_chicago", 3, button=seed % 3, seed=seed)
+        while not game.is_over:
+            mask = action_mask(game)
+            apply_action(game, int(rng.choice(np.flatnonzero(mask))))
+        again = Game(game.rules, 3, button=game.button, deck=list(game.deck))
+        for event in game.log:
+            if event.kind in ACTION_KINDS:
+                again.play_logged(event)
+        assert again.log == game.log and again.payoffs == game.payoffs
+        deal = next(e for e in game.log if e.kind == "deal")
+        with pytest.raises(ValueError, match="no player's action"):
+            again.play_logged(deal)

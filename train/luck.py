@@ -58,9 +58,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from envs.actions import FIRST_BET, FOLD, action_mask
+from envs.actions import CHECK_CALL, FIRST_BET, FOLD, action_mask
 from envs.engine.cards import DECK, RANKS, Card
-from envs.engine.game import Game
+from envs.engine.game import ACTION_KINDS, BET_KINDS, Game
 from envs.engine.hands import evaluate_batch, evaluator
 from envs.engine.rules import Rules
 
@@ -70,7 +70,6 @@ __all__ = ["LuckCorrector", "ChanceNode", "DecisionNode", "chance_nodes", "decis
 KINDS = ("exact", "made")
 _QUEEN = RANKS.index("Q")
 _PUT_IN = ("ante", "bring_in", "complete", "bet", "raise", "call")
-_ACTIONS = frozenset(("bring_in", "complete", "bet", "raise", "call", "check", "fold"))
 
 
 @dataclass
@@ -150,10 +149,6 @@ class DecisionNode:
     chosen: int                  # index (into ``actions``) of the action played
 
 
-_CALLS = frozenset(("bring_in", "call", "check"))
-_RAISES = frozenset(("complete", "bet", "raise"))
-
-
 def decision_nodes(game, policies) -> list[DecisionNode]:
     """The decisions in ``game``'s log whose seat has a known policy.
 
@@ -175,7 +170,7 @@ def decision_nodes(game, policies) -> list[DecisionNode]:
             deals += 1
         elif kind == "street":
             street = e.to
-        elif kind in _ACTIONS:
+        elif kind in ACTION_KINDS:
             p = e.seat
             policy = policies[p]
             if policy is not None and deals:
@@ -193,18 +188,13 @@ def decision_nodes(game, policies) -> list[DecisionNode]:
                                       else min(sizes[a - FIRST_BET] - put, have) for a in ids.tolist()])
                     if kind == "fold":
                         chosen = FOLD
-                    elif kind in _CALLS:
-                        chosen = FIRST_BET - 1
-                    else:
+                    elif kind in BET_KINDS:
                         chosen = FIRST_BET + sizes.index(e.to)
+                    else:
+                        chosen = CHECK_CALL
                     out.append(DecisionNode(p, deals - 1, list(total), list(folded), street, ids,
                                             chips, probs, int(np.searchsorted(ids, chosen))))
-            if kind in _CALLS:
-                replay.check_or_call()
-            elif kind in _RAISES:
-                replay.bet_or_raise(e.to)
-            else:
-                replay.fold()
+            replay.play_logged(e)
         if kind in _PUT_IN:
             total[e.seat] += e.amount
         elif kind == "fold":
@@ -278,7 +268,7 @@ class LuckCorrector:
             for e in game.log:
                 if e.kind == "deal":
                     deals += 1
-                elif e.kind in _ACTIONS and before == 0:
+                elif e.kind in ACTION_KINDS and before == 0:
                     before = deals
             only = range(before, deals) if before else None
         chance, decisions = self._compute(game, None if only is None else list(only), policies)

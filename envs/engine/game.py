@@ -103,6 +103,12 @@ def _hand_evaluator(rules: Rules, wild_ranks: tuple[str, ...]):
                      ace_low_four_straight=rules.ace_low_four_straight)
 
 
+ACTION_KINDS = ("fold", "check", "call", "bring_in", "complete", "bet", "raise")
+"""The event kinds a player's action logs."""
+BET_KINDS = frozenset(("complete", "bet", "raise"))
+"""A full bet or raise (or an all-in short of one): ``Event.to`` is its raise-to total."""
+
+
 @dataclass(frozen=True, slots=True)
 class PlayerView:
     """What one seat may know: its own face-down cards and everything public."""
@@ -328,6 +334,18 @@ class Game:
 
     # ----------------------------------------------------------------------------------------
     # Actions
+
+    def play_logged(self, event: Event) -> None:
+        """Play the action that ``event`` (from this hand's log or a replayed one's) records."""
+        kind = event.kind
+        if kind in BET_KINDS:
+            self.bet_or_raise(event.to)
+        elif kind == "fold":
+            self.fold()
+        elif kind in ACTION_KINDS:  # check, call, bring-in
+            self.check_or_call()
+        else:
+            raise ValueError(f"a {kind!r} event records no player's action")
 
     def can_fold(self) -> bool:
         """Folding is offered when the player owes chips (never against a free check, never
