@@ -12,7 +12,8 @@ from envs.actions import action_mask, apply_action
 from envs.engine.cards import DECK, parse_cards
 from envs.engine.game import Game
 from envs.engine.rules import get_rules
-from train.luck import LuckCorrector, chance_nodes
+from train import luck
+from train.luck import LuckCorrector, chance_nodes, control, feature_names
 from train import tournament
 from train.tournament import luck_default, play_match
 
@@ -124,20 +125,27 @@ def test_corrections_sum_to_zero_over_seats_in_every_hand():
 
 
 def test_corrected_agrees_with_raw_and_is_narrower_for_tag_against_random(monkeypatch):
-    result = play_match("soko", ["tag", "random"], hands=400, seed=2, luck_correction=True)
+    result = play_match("soko", ["tag", "random"], hands=800, seed=2, luck_correction=True)
     raw, corrected = result.raw_estimates["tag"], result.estimates["tag"]
-    assert result.luck_correction
+    assert result.luck_correction and result.luck_fitted > 0  # 400 groups: coefficients fitted
     assert abs(corrected.mean - raw.mean) < raw.half_width
     assert abs(corrected.mean - raw.mean) < corrected.half_width
-    assert corrected.half_width < 0.9 * raw.half_width
+    assert corrected.half_width < 0.8 * raw.half_width
     # Zero-sum survives the correction.
     assert result.estimates["random"].mean == pytest.approx(-corrected.mean)
-    # The random agent's decision terms narrow it further than the chance terms alone.
+    # Fitted coefficients narrow it further than the plain correction (all coefficients 1).
+    monkeypatch.setattr(luck, "GROUPS_PER_TERM", 10 ** 6)
+    fixed = play_match("soko", ["tag", "random"], hands=800, seed=2, luck_correction=True)
+    assert fixed.luck_fitted == 0 and fixed.raw_estimates["tag"].mean == raw.mean  # the same hands
+    assert abs(fixed.estimates["tag"].mean - corrected.mean) < corrected.half_width
+    assert corrected.half_width < 0.95 * fixed.estimates["tag"].half_width
+    # The random agent's decision terms narrow the plain correction further than the chance
+    # terms alone.
     monkeypatch.setattr(tournament, "_known_policy", lambda agent: None)
-    chance_only = play_match("soko", ["tag", "random"], hands=400, seed=2, luck_correction=True)
-    assert chance_only.raw_estimates["tag"].mean == raw.mean  # the same hands
-    assert abs(chance_only.estimates["tag"].mean - corrected.mean) < corrected.half_width
-    assert corrected.half_width < 0.95 * chance_only.estimates["tag"].half_width
+    chance_only = play_match("soko", ["tag", "random"], hands=800, seed=2, luck_correction=True)
+    assert chance_only.raw_estimates["tag"].mean == raw.mean
+    assert abs(chance_only.estimates["tag"].mean - fixed.estimates["tag"].mean) < corrected.half_width
+    assert fixed.estimates["tag"].half_width < 0.95 * chance_only.estimates["tag"].half_width
 
 
 def test_on_by_default_without_wild_cards_only():
@@ -206,6 +214,8 @@ def test_decision_term_averages_to_zero_over_the_policy_at_a_decision(n):
     assert legal.tolist() == [0, 1, 2]
     p = _skewed(None, mask)
     total, moved = np.zeros(n), 0.0
+    flips, names = np.zeros(2), feature_names(rules)
+    columns = [names.index("fold 2"), names.index("raise 2")]  # the seat's coin flips, round 2
     for a in legal.tolist():
         g = prefix()
         apply_action(g, a)
@@ -220,7 +230,12 @@ def test_decision_term_averages_to_zero_over_the_policy_at_a_decision(n):
         total += p[a] * term
         moved += np.abs(term).sum()
         assert abs(term.sum()) < 1e-9
-    assert np.abs(total).max() < 1e-9
+        features = corrector.features(g, policies=policies)
+        flip = features[seat, columns]
+        assert flip.tolist() == pytest.approx([(a == 0) - p[0], (a == 2) - p[2]])
+        flips += p[a] * flip
+        assert not features[np.arange(n) != seat][:, columns].any()  # only the seat's own
+    assert np.abs(total).max() < 1e-9 and np.abs(flips).max() < 1e-12
     assert moved > 1.0  # the single actions do move the value
 
 
@@ -243,4 +258,59 @@ def test_decision_terms_sum_to_zero_and_replay_the_chips_of_each_action():
         assert next(actions, None) is None  # every decision of a known policy has a term
         c = corrector.corrections(g, policies=policies)
         assert abs(c.sum()) < 1e-9
+        # The features split the correction: cards per round, then the decision terms.
+        f = corrector.features(g, policies=policies)
+        rounds = rules.num_rounds
+        assert f.shape == (3, len(feature_names(rules))) == (3, 3 * rounds + 1)
+        np.testing.assert_allclose(f[:, :rounds + 1].sum(axis=1), c, atol=1e-9)
+        decided = sum(term for _, term in corrector.decision_terms(g, policies))
+        np.testing.assert_allclose(f[:, rounds], decided, atol=1e-9)
+        np.testing.assert_allclose(f[:, :rounds].sum(axis=1), sum(corrector.terms(g)), atol=1e-9)
     assert count > 20 and moved > 1.0
+
+
+def _synthetic(groups: int, seed: int):
+    """Heads-up group results that depend on mean-zero features: two value columns (zero-sum
+    over positions) and two coin-flip columns of position 1."""
+    rng = np.random.default_rng(seed)
+    features = np.zeros((groups, 2, 4))
+    features[:, 0, :2] = rng.normal(size=(groups, 2))
+    features[:, 1, :2] = -features[:, 0, :2]
+    features[:, 1, 2:] = rng.normal(size=(groups, 2))
+    noise = rng.normal(scale=0.1, size=groups)
+    y0 = 0.3 + 0.7 * features[:, 0, 0] + 1.5 * features[:, 0, 1] - 2.0 * features[:, 1, 2] + noise
+    return np.column_stack([y0, -y0]), features
+
+
+def test_control_fits_each_column_and_keeps_zero_sum():
+    results, features = _synthetic(400, 0)
+    adjusted, fitted = control(results, features, 2)
+    assert fitted == 4  # position 0's two value columns and position 1's two coin flips
+    # What is left is the constant and the noise: the features' part is taken off.
+    assert abs(adjusted[:, 0].mean() - 0.3) < 0.03 and adjusted[:, 0].std() < 0.12
+    np.testing.assert_allclose(adjusted.sum(axis=1), 0.0, atol=1e-9)
+    # The fixed correction (coefficient 1 on the value columns) leaves much more.
+    plain = results - features[:, :, :2].sum(axis=2)
+    assert plain[:, 0].std() > 5 * adjusted[:, 0].std()
+
+
+def test_control_fits_a_group_without_its_own_result():
+    """Cross-fitting: changing one group's result moves its adjusted result by exactly as much
+    and leaves the other groups of its fold as they were."""
+    results, features = _synthetic(400, 1)
+    before, _ = control(results, features, 2)
+    moved = results.copy()
+    moved[7] += [5.0, -5.0]
+    after, _ = control(moved, features, 2)
+    np.testing.assert_allclose(after[7] - before[7], [5.0, -5.0], atol=1e-9)
+    same_fold = np.arange(400) % luck.FOLDS == 7 % luck.FOLDS
+    same_fold[7] = False
+    np.testing.assert_allclose(after[same_fold], before[same_fold], atol=1e-9)
+    assert not np.allclose(after[~same_fold][1:], before[~same_fold][1:])  # the others refit
+
+
+def test_control_falls_back_to_the_plain_correction_on_few_groups():
+    results, features = _synthetic(60, 2)  # 4 regressors need 100 groups
+    adjusted, fitted = control(results, features, 2)
+    assert fitted == 0
+    np.testing.assert_allclose(adjusted, results - features[:, :, :2].sum(axis=2))

@@ -65,7 +65,7 @@ from envs.engine.hands import evaluate_batch, evaluator
 from envs.engine.rules import Rules
 
 __all__ = ["LuckCorrector", "ChanceNode", "DecisionNode", "chance_nodes", "decision_nodes",
-           "warm_up", "KINDS"]
+           "control", "feature_names", "warm_up", "KINDS"]
 
 KINDS = ("exact", "made")
 _QUEEN = RANKS.index("Q")
@@ -262,6 +262,26 @@ class LuckCorrector:
         ``policies``: per seat, None or the agent's :meth:`~agents.base.Agent.policy`; the
         decisions of seats whose policy is known get decision terms (see :meth:`decision_terms`).
         """
+        features = self.features(game, from_first_action=from_first_action, policies=policies)
+        return features[:, :self.rules.num_rounds + 1].sum(axis=1)
+
+    def features(self, game, *, from_first_action: bool = False, policies=None) -> np.ndarray:
+        """The hand's control variates per seat, (seats, ``3 * rounds + 1``), each of mean zero
+        whatever the agents do (``from_first_action`` and ``policies`` as in :meth:`corrections`),
+        named by :func:`feature_names` (which counts rounds from 1). With ``R`` betting rounds:
+
+        * columns ``0 .. R-1``, ``cards t``: the chance terms of the cards dealt in round ``t``
+          (before its betting), in chips;
+        * column ``R``, ``decisions``: the decision terms of the seats whose policy is known, in
+          chips;
+        * columns ``R+1+2t`` and ``R+2+2t``, ``fold t`` and ``raise t``: the seat's own coin
+          flips in betting round ``t`` (its policy known): over its decisions there, whether it
+          folded less the probability it had of folding, and whether it bet or raised less the
+          probability of that.
+
+        :meth:`corrections` is the sum of the first ``R + 1`` columns; :func:`control` fits how
+        much of each column to take off a match's results."""
+        n = game.num_players
         only = None
         if from_first_action:
             deals = before = 0
@@ -270,19 +290,24 @@ class LuckCorrector:
                     deals += 1
                 elif e.kind in ACTION_KINDS and before == 0:
                     before = deals
-            only = range(before, deals) if before else None
-        chance, decisions = self._compute(game, None if only is None else list(only), policies)
-        out = np.zeros(game.num_players)
-        for term in chance:
-            out += term
-        for _, term in decisions:
-            out += term
+            only = list(range(before, deals)) if before else None
+        nodes, chance, decisions = self._compute(game, only, policies)
+        rounds = self.rules.num_rounds
+        out = np.zeros((n, 3 * rounds + 1))
+        for node, term in zip(nodes, chance):
+            out[:, node.street] += term
+        for d, term in decisions:
+            out[:, rounds] += term
+            played = d.actions[d.chosen]
+            fold, bet = d.actions == FOLD, d.actions >= FIRST_BET
+            out[d.seat, rounds + 1 + 2 * d.street] += (played == FOLD) - d.probs[fold].sum()
+            out[d.seat, rounds + 2 + 2 * d.street] += (played >= FIRST_BET) - d.probs[bet].sum()
         return out
 
     def terms(self, game, only: list[int] | None = None) -> list[np.ndarray]:
         """The correction of each card dealt in ``game`` (per seat), in deal order; ``only``:
         just the cards with these indices (0: the first card dealt)."""
-        chance, _ = self._compute(game, only, None)
+        _, chance, _ = self._compute(game, only, None)
         return chance if only is None else [chance[i] for i in only]
 
     def decision_terms(self, game, policies) -> list[tuple[DecisionNode, np.ndarray]]:
@@ -296,10 +321,10 @@ class LuckCorrector:
         without bias. The chips an action puts in go to the pot (the stake) and to the seat's
         committed chips; a fold gives the folder no share and the others its share in
         proportion (heads-up: the other seat takes the pot)."""
-        return self._compute(game, [], policies)[1]
+        return self._compute(game, [], policies)[2]
 
     def _compute(self, game, only, policies):
-        """(chance terms of every card, zero outside ``only``; (decision, term) pairs)."""
+        """(chance nodes; their terms, zero outside ``only``; (decision, term) pairs)."""
         n = game.num_players
         nodes = chance_nodes(game)
         decisions = decision_nodes(game, policies)
@@ -335,7 +360,7 @@ class LuckCorrector:
         for d in decisions:
             row = rows.get(d.node)
             dec.append((d, np.zeros(n) if row is None else self._decision_term(d, row)))
-        return out, dec
+        return nodes, out, dec
 
     def _decision_term(self, d: DecisionNode, share: np.ndarray) -> np.ndarray:
         """``v(after the action played) - sum over a of p(a) v(after a)`` (per seat).
@@ -625,3 +650,55 @@ def _apply_chicago(high: np.ndarray, values: np.ndarray, low: np.ndarray) -> np.
     out[split] *= 0.5
     out[rows[split], holder[split]] += 0.5
     return out
+
+
+def feature_names(rules: Rules) -> list[str]:
+    """Names of :meth:`LuckCorrector.features`' columns (betting rounds counted from 1)."""
+    rounds = range(1, rules.num_rounds + 1)
+    return ([f"cards {t}" for t in rounds] + ["decisions"]
+            + [f"{what} {t}" for t in rounds for what in ("fold", "raise")])
+
+
+FOLDS = 10
+"""Folds of the cross-fitting in :func:`control`."""
+GROUPS_PER_TERM = 20
+"""Groups :func:`control` needs per fitted coefficient (intercept included) to fit them."""
+
+
+def control(results: np.ndarray, features: np.ndarray, values: int) -> tuple[np.ndarray, int]:
+    """A match's group results less their control variates, with fitted coefficients.
+
+    ``results`` (groups, positions): each position's result per group; ``features`` (groups,
+    positions, columns): the :meth:`LuckCorrector.features` of each position's agent averaged
+    over the group's hands, in the same unit; the first ``values`` columns are the chance and
+    decision terms, which sum to zero over the positions. Every column has mean zero, so
+    ``result - x @ b`` keeps the mean for any fixed ``b``; least squares picks the ``b`` that
+    leaves the least variance. The coefficients of the groups in fold ``k`` (group index mod
+    :data:`FOLDS`) are fitted on the other folds only (cross-fitting), so a group's own result
+    never sets how much is taken off it, and the estimate stays unbiased.
+
+    The regressors are every position's columns (a position's result depends on the others'
+    coin flips too), less what is redundant: the last position's first ``values`` columns
+    (minus the sum of the others') and columns that never vary. Every position is fitted on the
+    same regressors, so results that sum to zero over the positions still do. With fewer than
+    :data:`GROUPS_PER_TERM` groups per coefficient the coefficients are fixed instead: 1 on the
+    position's own first ``values`` columns, which is :meth:`LuckCorrector.corrections`.
+    Returns the adjusted results and the number of fitted regressors (0: fixed).
+    """
+    groups, n, _ = features.shape
+    cols = ([features[:, j, :values] for j in range(n - 1)]
+            + [features[:, j, values:] for j in range(n)])
+    x = np.concatenate(cols, axis=1)
+    x = x[:, np.ptp(x, axis=0) > 1e-12]
+    p = x.shape[1]
+    if groups < GROUPS_PER_TERM * (p + 1) or groups < FOLDS:
+        return results - features[:, :, :values].sum(axis=2), 0
+    fold = np.arange(groups) % FOLDS
+    out = np.empty(results.shape)
+    for k in range(FOLDS):
+        test = fold == k
+        train = ~test
+        design = np.column_stack([np.ones(int(train.sum())), x[train]])
+        coef = np.linalg.lstsq(design, results[train], rcond=None)[0]  # (1 + p, positions)
+        out[test] = results[test] - x[test] @ coef[1:]
+    return out, p

@@ -88,6 +88,7 @@ from envs.actions import action_mask, apply_action  # noqa: E402
 from envs.engine.game import Game  # noqa: E402
 from envs.engine.rules import RULES, Rules, get_rules  # noqa: E402
 from train.luck import LuckCorrector  # noqa: E402
+from train.luck import control as luck_control  # noqa: E402
 from train.luck import warm_up as luck_warm_up  # noqa: E402
 
 __all__ = ["TournamentConfig", "MatchResult", "TournamentResult", "play_match", "run_tournament",
@@ -236,13 +237,17 @@ class _Runner:
         self.histories = histories
         self.luck = LuckCorrector(rules) if luck else None
 
-    def play(self, match: _Match, g0: int, g1: int) -> tuple[np.ndarray, np.ndarray, list[tuple[int, str]]]:
-        """Chips won per (group, rotation, position) for groups g0..g1-1, the same less the
-        luck correction (float; the chips again without it), and hand histories."""
+    def play(self, match: _Match, g0: int, g1: int
+             ) -> tuple[np.ndarray, np.ndarray | None, list[tuple[int, str]]]:
+        """Chips won per (group, rotation, position) for groups g0..g1-1, each position's luck
+        features (``LuckCorrector.features``) averaged over the group's hands, (group, position,
+        column), or None without the luck correction, and hand histories."""
         n = self.n
         agents = [self.agents[name] for name in match.names]
         chips = np.zeros((g1 - g0, n, n), dtype=np.int64)
-        luck = np.zeros((g1 - g0, n, n))
+        luck = None
+        if self.luck is not None:
+            luck = np.zeros((g1 - g0, n, 3 * self.rules.num_rounds + 1))
         stories: list[tuple[int, str]] = []
         for g in range(g0, g1):
             rng = np.random.default_rng(np.random.SeedSequence(self.seed, spawn_key=(match.key, g)))
@@ -267,17 +272,16 @@ class _Runner:
                     apply_action(game, choose_action(agent, game, action_mask(game)))
                 # Duplicate: the terms of cards dealt before anyone acts cancel over the group.
                 # Agents whose policy is known also get decision terms (their own coin flips).
-                correction = (self.luck.corrections(game, from_first_action=self.duplicate,
-                                                    policies=[_known_policy(a) for a in seating])
-                              if self.luck is not None else None)
                 for i in range(n):
                     chips[g - g0, r, i] = game.payoffs[(i + r) % n]
-                    if correction is not None:
-                        luck[g - g0, r, i] = correction[(i + r) % n]
+                if luck is not None:
+                    features = self.luck.features(game, from_first_action=self.duplicate,
+                                                  policies=[_known_policy(a) for a in seating])
+                    luck[g - g0] += features[(np.arange(n) + r) % n] / n
                 hand = g * n + r
                 if hand < self.histories:
                     stories.append((hand, _history(match, game, g, r, hand, self.duplicate)))
-        return chips, chips - luck, stories
+        return chips, luck, stories
 
 
 def _known_policy(agent):
@@ -312,18 +316,19 @@ def _init_worker(args: tuple) -> None:
     _WORKER = _Runner(rules, n, agents, **kwargs)
 
 
-def _work(task: tuple[_Match, int, int]) -> tuple[int, int, np.ndarray, list]:
+def _work(task: tuple[_Match, int, int]) -> tuple[int, int, np.ndarray, np.ndarray | None, list]:
     match, g0, g1 = task
-    chips, adjusted, stories = _WORKER.play(match, g0, g1)
-    return match.index, g0, chips, adjusted, stories
+    chips, luck, stories = _WORKER.play(match, g0, g1)
+    return match.index, g0, chips, luck, stories
 
 
 def _play_all(rules: Rules, n: int, agents: dict[str, Any], matches: list[_Match], groups: int, *,
               seed: int, duplicate: bool, workers: int, histories: int, progress: bool,
               luck: bool = False, desc: str = "hands"
-              ) -> tuple[list[np.ndarray], list[np.ndarray], list[list[str]], float]:
-    """Chips (groups, rotations, positions) per match, the same less the luck correction,
-    histories per match, seconds of play."""
+              ) -> tuple[list[np.ndarray], list[np.ndarray] | None, list[list[str]], float]:
+    """Chips (groups, rotations, positions) per match, luck features (groups, positions,
+    columns) per match (None without the luck correction), histories per match, seconds of
+    play."""
     for agent in agents.values():  # shared lookup tables, built before any fork
         warm = getattr(make_agent(agent), "warm_up", None)
         if warm is not None:
@@ -334,7 +339,7 @@ def _play_all(rules: Rules, n: int, agents: dict[str, Any], matches: list[_Match
     per_chunk = max(1, min(250, math.ceil(groups * len(matches) / max(1, workers) / 16)))
     tasks = [(m, g0, min(groups, g0 + per_chunk)) for m in matches for g0 in range(0, groups, per_chunk)]
     chips = [np.zeros((groups, n, n), dtype=np.int64) for _ in matches]
-    adjusted = [np.zeros((groups, n, n)) for _ in matches]
+    features = [np.zeros((groups, n, 3 * rules.num_rounds + 1)) for _ in matches] if luck else None
     stories: list[list[tuple[int, str]]] = [[] for _ in matches]
     total = groups * n * len(matches)
     from tqdm import tqdm
@@ -343,9 +348,10 @@ def _play_all(rules: Rules, n: int, agents: dict[str, Any], matches: list[_Match
     start = time.perf_counter()
 
     def collect(result):
-        index, g0, part, adj, hands = result
+        index, g0, part, feats, hands = result
         chips[index][g0:g0 + len(part)] = part
-        adjusted[index][g0:g0 + len(part)] = adj
+        if features is not None:
+            features[index][g0:g0 + len(part)] = feats
         stories[index].extend(hands)
         if bar is not None:
             bar.update(len(part) * n)
@@ -354,8 +360,7 @@ def _play_all(rules: Rules, n: int, agents: dict[str, Any], matches: list[_Match
         runner = _Runner(rules, n, agents, **kwargs)
         bar = tqdm(total=total, unit="hand", desc=desc, disable=not progress, smoothing=0.1)
         for m, g0, g1 in tasks:
-            part, adj, hands = runner.play(m, g0, g1)
-            collect((m.index, g0, part, adj, hands))
+            collect((m.index, g0, *runner.play(m, g0, g1)))
     else:
         methods = mp.get_all_start_methods()
         ctx = mp.get_context("fork" if "fork" in methods else "spawn")
@@ -366,7 +371,7 @@ def _play_all(rules: Rules, n: int, agents: dict[str, Any], matches: list[_Match
     seconds = time.perf_counter() - start
     bar.close()
     texts = [[text for _, text in sorted(s)] for s in stories]
-    return chips, adjusted, texts, seconds
+    return chips, features, texts, seconds
 
 
 # ---------------------------------------------------------------------------------------------
@@ -388,6 +393,7 @@ class MatchResult:
     luck_correction: bool = False
     raw_group_results: np.ndarray | None = None     # the same without the luck correction
     raw_estimates: dict[str, Estimate] | None = None
+    luck_fitted: int = 0                  # regressors fitted by train.luck.control (0: fixed)
 
     @property
     def bb_per_100(self) -> dict[str, float]:
@@ -403,24 +409,27 @@ class MatchResult:
                 "bb_per_100": {k: e.as_dict() for k, e in self.estimates.items()}}
         if self.luck_correction:
             data["bb_per_100_raw"] = {k: e.as_dict() for k, e in self.raw_estimates.items()}
+            data["luck_fitted_terms"] = self.luck_fitted
         return data
 
 
-def _match_result(names: tuple[str, ...], chips: np.ndarray, adjusted: np.ndarray | None, big_bet: int,
+def _match_result(names: tuple[str, ...], chips: np.ndarray, features: np.ndarray | None, rules: Rules,
                   texts: list[str], seconds: float) -> MatchResult:
-    """``adjusted``: the chips less the luck correction, or None when it is off."""
+    """``features``: the luck features per (group, position, column), or None when the luck
+    correction is off."""
     groups, rotations, _ = chips.shape
+    big_bet = rules.big_bet
 
-    def estimate(c):
-        values = c.mean(axis=1) / big_bet  # group means in big bets per hand
-        return values, {name: mean_ci(values[:, i]).scaled(100.0) for i, name in enumerate(names)}
+    def estimate(values):
+        return {name: mean_ci(values[:, i]).scaled(100.0) for i, name in enumerate(names)}
 
-    raw_values, raw = estimate(chips)
-    if adjusted is None:
-        return MatchResult(names, groups * rotations, groups, big_bet, raw_values, raw, texts, seconds)
-    values, corrected = estimate(adjusted)
-    return MatchResult(names, groups * rotations, groups, big_bet, values, corrected, texts, seconds,
-                       True, raw_values, raw)
+    raw_values = chips.mean(axis=1) / big_bet  # group means in big bets per hand
+    if features is None:
+        return MatchResult(names, groups * rotations, groups, big_bet, raw_values, estimate(raw_values),
+                           texts, seconds)
+    values, fitted = luck_control(raw_values, features / big_bet, rules.num_rounds + 1)
+    return MatchResult(names, groups * rotations, groups, big_bet, values, estimate(values), texts,
+                       seconds, True, raw_values, estimate(raw_values), fitted)
 
 
 @dataclass
@@ -538,11 +547,11 @@ def play_match(rules: Rules | str, agents: Sequence[str | Agent], *, hands: int,
     n = len(names)
     groups = max(1, math.ceil(hands / n))
     match = _Match(0, tuple(names))
-    chips, adjusted, texts, seconds = _play_all(
+    chips, features, texts, seconds = _play_all(
         rules, n, table, [match], groups, seed=seed, duplicate=duplicate, workers=_workers(workers),
         histories=histories, progress=progress, luck=luck_correction)
-    return _match_result(tuple(names), chips[0], adjusted[0] if luck_correction else None, rules.big_bet,
-                         texts[0], seconds)
+    return _match_result(tuple(names), chips[0], features[0] if luck_correction else None,
+                         rules, texts[0], seconds)
 
 
 @dataclass
@@ -588,12 +597,12 @@ def run_tournament(cfg: TournamentConfig) -> TournamentResult:
     start = time.perf_counter()
     luck = luck_default(rules) if cfg.luck_correction is None else cfg.luck_correction
     cfg = dataclasses.replace(cfg, luck_correction=luck)  # results.json says what was used
-    chips, adjusted, texts, seconds = _play_all(
+    chips, features, texts, seconds = _play_all(
         rules, n, agents, matches, groups, seed=cfg.seed, duplicate=cfg.duplicate,
         workers=_workers(cfg.workers), histories=cfg.histories, progress=cfg.progress, luck=luck)
     warm = time.perf_counter() - start - seconds
-    results = [_match_result(m.names, c, a if luck else None, rules.big_bet, t, seconds)
-               for m, c, a, t in zip(matches, chips, adjusted, texts)]
+    results = [_match_result(m.names, c, features[k] if luck else None, rules, t, seconds)
+               for k, (m, c, t) in enumerate(zip(matches, chips, texts))]
     cross, field_ = _summarize(tuple(names), results)
     raw = _summarize(tuple(names), results, raw=True) if luck else (None, None)
     return TournamentResult(cfg, rules, tuple(names), results, cross, field_, seconds, warm, *raw)
