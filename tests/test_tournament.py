@@ -95,6 +95,10 @@ def test_confidence_intervals_match_a_direct_computation():
     e = mean_ci(sample)
     assert e.mean == pytest.approx(1.7)
     assert e.half_width == pytest.approx(2.2622 * sd / math.sqrt(10), rel=1e-4)
+    # Residuals of two fitted coefficients (the luck correction's): 7 degrees of freedom.
+    r = mean_ci(sample, fitted=2)
+    sd7 = math.sqrt(sum((x - mean) ** 2 for x in sample) / 7)
+    assert r.df == 7 and r.half_width == pytest.approx(2.3646 * sd7 / math.sqrt(10), rel=1e-4)
     # Two independent halves: standard errors add in quadrature around the average.
     a, b = mean_ci(sample[:5]), mean_ci(sample[5:])
     c = combine([a, b])

@@ -36,6 +36,17 @@ share and the others its share in proportion. Soko heads-up, tag against random,
 half-width 1.38 bb/100 against 1.50 with card terms only (1.85 duplicate only, 2.01 plain),
 for about 0.7 ms more CPU per hand (the hand replayed for the legal actions at each decision).
 
+**Fitted coefficients.** ``v`` above is a guess (equity times a guessed stake, and the value
+after a decision does not know how the agents play on), so subtracting the terms with weight 1
+is not the best use of them. :meth:`LuckCorrector.features` keeps them apart per hand: the card
+terms per betting round, the decision terms, and per round the known policy's own coin flips
+(folded less its probability of folding, bet or raised less its probability of that: mean zero
+for the same reason). :func:`control` then subtracts the linear combination of a match's
+features that leaves the least variance, with coefficients fitted by least squares on the
+other nine tenths of the groups (cross-fitting: the estimate stays unbiased). Same 20,000
+hands, half-widths in bb/100: tag against random 1.22 (1.38 with every weight 1), equity
+against random 1.07 (1.33), random against call 0.34 (0.73).
+
 Folded seats have no share. Follow the Bitch: the wild rank after a candidate card follows the
 engine's rule (a face-up queen ends it; the next face-up card of the same dealing round names
 the new one), and completions replay the rule over the cards still to come. Low Chicago: the
