@@ -516,22 +516,26 @@ class LuckCorrector:
                 if last:
                     pend = np.zeros(rows, dtype=bool)
         hands = []
-        low = np.full((rows, len(active)), 99, dtype=np.int64)
+        chicago = r.low_chicago
+        low = np.full((rows, len(active)), 99, dtype=np.int64) if chicago else None
         for a, p in enumerate(active):
-            parts = [np.broadcast_to(np.array(node.hole[p] + node.upcards[p], dtype=np.int64),
-                                     (rows, len(node.hole[p]) + len(node.upcards[p])))]
-            downs = [np.broadcast_to(np.array(node.hole[p], dtype=np.int64), (rows, len(node.hole[p])))]
-            if p == node.seat:
-                parts.append(cand[:, None])
-                if not node.up:
+            known = node.hole[p] + node.upcards[p]
+            mine = p == node.seat
+            cols = [j for j, (q, _, _) in enumerate(slots) if q == p]
+            h = np.empty((rows, len(known) + mine + len(cols)), dtype=np.int64)
+            h[:, :len(known)] = known
+            at = len(known)
+            if mine:
+                h[:, at] = cand
+                at += 1
+            if cols:
+                h[:, at:] = fill[:, cols]
+            hands.append(h)
+            if chicago:
+                downs = [np.broadcast_to(np.array(node.hole[p], dtype=np.int64), (rows, len(node.hole[p])))]
+                if mine and not node.up:
                     downs.append(cand[:, None])
-            for j, (s, up, _) in enumerate(slots):
-                if s == p:
-                    parts.append(fill[:, j:j + 1])
-                    if not up:
-                        downs.append(fill[:, j:j + 1])
-            hands.append(np.concatenate(parts, axis=1))
-            if r.low_chicago:
+                downs += [fill[:, j:j + 1] for j in cols if not slots[j][1]]
                 d = np.concatenate(downs, axis=1)
                 spade = np.where(d & 3 == 3, np.where(d >> 2 == 12, 0, (d >> 2) + 1), 99)
                 if spade.shape[1]:
