@@ -76,7 +76,7 @@ from envs.engine.hands import evaluate_batch, evaluator
 from envs.engine.rules import Rules
 
 __all__ = ["LuckCorrector", "ChanceNode", "DecisionNode", "chance_nodes", "decision_nodes",
-           "control", "feature_names", "warm_up", "KINDS"]
+           "control", "feature_names", "feature_count", "value_columns", "warm_up", "KINDS"]
 
 KINDS = ("exact", "made")
 _QUEEN = RANKS.index("Q")
@@ -274,7 +274,7 @@ class LuckCorrector:
         decisions of seats whose policy is known get decision terms (see :meth:`decision_terms`).
         """
         features = self.features(game, from_first_action=from_first_action, policies=policies)
-        return features[:, :self.rules.num_rounds + 1].sum(axis=1)
+        return features[:, :value_columns(self.rules)].sum(axis=1)
 
     def features(self, game, *, from_first_action: bool = False, policies=None) -> np.ndarray:
         """The hand's control variates per seat, (seats, ``3 * rounds + 1``), each of mean zero
@@ -304,7 +304,7 @@ class LuckCorrector:
             only = list(range(before, deals)) if before else None
         nodes, chance, decisions = self._compute(game, only, policies)
         rounds = self.rules.num_rounds
-        out = np.zeros((n, 3 * rounds + 1))
+        out = np.zeros((n, feature_count(self.rules)))
         for node, term in zip(nodes, chance):
             out[:, node.street] += term
         for d, term in decisions:
@@ -672,6 +672,17 @@ def feature_names(rules: Rules) -> list[str]:
     rounds = range(1, rules.num_rounds + 1)
     return ([f"cards {t}" for t in rounds] + ["decisions"]
             + [f"{what} {t}" for t in rounds for what in ("fold", "raise")])
+
+
+def feature_count(rules: Rules) -> int:
+    """How many columns :meth:`LuckCorrector.features` has: ``3 * rounds + 1``."""
+    return 3 * rules.num_rounds + 1
+
+
+def value_columns(rules: Rules) -> int:
+    """How many leading columns of the features are chip terms (cards per round, decisions),
+    the ``values`` of :func:`control`; their sum is :meth:`LuckCorrector.corrections`."""
+    return rules.num_rounds + 1
 
 
 FOLDS = 10

@@ -30,7 +30,7 @@ control variates: each match subtracts the combination of them that leaves the l
 its coefficients fitted by least squares on the other folds of groups (``train.luck.control``;
 with fewer than 20 groups per coefficient, every term is subtracted whole). The cross-table
 and ranking use the corrected results; ``results.json`` keeps the raw ones too. Measured, Soko
-heads-up, 20,000 hands a pair: half-widths 1.65-7.3x narrower than plain, for about 3.4 ms of
+heads-up, 20,000 hands a pair: half-widths 1.65-7.3x narrower than plain, for about 2.6 ms of
 CPU per hand.
 
 **Reproducibility.** Deck orders and each agent's per-hand generator seed come from
@@ -92,7 +92,7 @@ from envs.actions import action_mask, apply_action  # noqa: E402
 from envs.engine.game import Game  # noqa: E402
 from envs.engine.rules import RULES, Rules, get_rules  # noqa: E402
 from train.luck import LuckCorrector  # noqa: E402
-from train.luck import control as luck_control  # noqa: E402
+from train.luck import control as luck_control, feature_count, value_columns  # noqa: E402
 from train.luck import warm_up as luck_warm_up  # noqa: E402
 
 __all__ = ["TournamentConfig", "MatchResult", "TournamentResult", "play_match", "run_tournament",
@@ -259,7 +259,7 @@ class _Runner:
         chips = np.zeros((g1 - g0, n, n), dtype=np.int64)
         luck = None
         if self.luck is not None:
-            luck = np.zeros((g1 - g0, n, 3 * self.rules.num_rounds + 1))
+            luck = np.zeros((g1 - g0, n, feature_count(self.rules)))
         stories: list[tuple[int, str]] = []
         for g in range(g0, g1):
             rng = np.random.default_rng(np.random.SeedSequence(self.seed, spawn_key=(match.key, g)))
@@ -282,11 +282,11 @@ class _Runner:
                 while game.current_player is not None:
                     agent = seating[game.current_player]
                     apply_action(game, choose_action(agent, game, action_mask(game)))
-                # Duplicate: the terms of cards dealt before anyone acts cancel over the group.
-                # Agents whose policy is known also get decision terms (their own coin flips).
                 for i in range(n):
                     chips[g - g0, r, i] = game.payoffs[(i + r) % n]
                 if luck is not None:
+                    # Duplicate: the terms of cards dealt before anyone acts cancel over the
+                    # group. Agents whose policy is known also get decision and coin-flip terms.
                     features = self.luck.features(game, from_first_action=self.duplicate,
                                                   policies=[_known_policy(a) for a in seating])
                     luck[g - g0] += features[(np.arange(n) + r) % n] / n
@@ -351,7 +351,7 @@ def _play_all(rules: Rules, n: int, agents: dict[str, Any], matches: list[_Match
     per_chunk = max(1, min(250, math.ceil(groups * len(matches) / max(1, workers) / 16)))
     tasks = [(m, g0, min(groups, g0 + per_chunk)) for m in matches for g0 in range(0, groups, per_chunk)]
     chips = [np.zeros((groups, n, n), dtype=np.int64) for _ in matches]
-    features = [np.zeros((groups, n, 3 * rules.num_rounds + 1)) for _ in matches] if luck else None
+    features = [np.zeros((groups, n, feature_count(rules))) for _ in matches] if luck else None
     stories: list[list[tuple[int, str]]] = [[] for _ in matches]
     total = groups * n * len(matches)
     from tqdm import tqdm
@@ -439,7 +439,7 @@ def _match_result(names: tuple[str, ...], chips: np.ndarray, features: np.ndarra
     if features is None:
         return MatchResult(names, groups * rotations, groups, big_bet, raw_values, estimate(raw_values),
                            texts, seconds)
-    values, fitted = luck_control(raw_values, features / big_bet, rules.num_rounds + 1)
+    values, fitted = luck_control(raw_values, features / big_bet, value_columns(rules))
     return MatchResult(names, groups * rotations, groups, big_bet, values, estimate(values, fitted), texts,
                        seconds, True, raw_values, estimate(raw_values), fitted)
 
@@ -551,7 +551,7 @@ def play_match(rules: Rules | str, agents: Sequence[str | Agent], *, hands: int,
     Training uses this to evaluate a checkpoint: ``play_match("soko", ["ppo:runs/x/model.zip",
     "tag"], hands=2000).estimates["ppo:runs/x/model.zip"]``. ``luck_correction=True``
     subtracts the luck of the cards and of known policies' coin flips (``train/luck.py``;
-    narrower intervals for about 3.4 ms more CPU per Soko hand; ``raw_estimates`` keeps the
+    narrower intervals for about 2.6 ms more CPU per Soko hand; ``raw_estimates`` keeps the
     plain numbers, ``luck_fitted`` says how many coefficients were fitted). It is off here by
     default so that training's periodic evaluations keep their cost; tournaments turn it on.
     """
