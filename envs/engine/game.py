@@ -711,22 +711,25 @@ class Game:
         self._finish(f"seat {winner} wins uncontested")
 
     def _side_pots(self) -> list[tuple[int, list[int]]]:
-        """(amount, seats that may win it) from the main pot up; a layer only folded seats paid
-        for joins the pot below it."""
+        """(amount, contenders) of each pot, from the main pot up (RULES.md "Common").
+
+        A pot ends only where a contender's contribution ends (a seat still in that is all-in
+        for less than the others): the next pot's contenders are the seats that paid more.
+        Folded seats' chips are cut at the same levels and belong to the pot they fall in (the
+        top pot for chips above every contender's). So each pot has other contenders than the
+        one below it, and with nobody all-in there is exactly one pot.
+        """
         totals = self._total
-        levels = sorted(set(t for t in totals if t > 0))
+        in_hand = [p for p in self._order if not self._folded[p]]
+        levels = sorted(set(totals[p] for p in in_hand if totals[p] > 0))
         pots: list[tuple[int, list[int]]] = []
         previous = 0
         for level in levels:
             amount = sum(min(t, level) - min(t, previous) for t in totals)
-            eligible = [p for p in self._order if not self._folded[p] and totals[p] >= level]
-            if eligible:
-                pots.append((amount, eligible))
-            elif pots:
-                pots[-1] = (pots[-1][0] + amount, pots[-1][1])
-            else:
-                pots.append((amount, [p for p in self._order if not self._folded[p]]))
+            pots.append((amount, [p for p in in_hand if totals[p] >= level]))
             previous = level
+        if pots:  # folded seats' chips above the last contender's level are in the top pot
+            pots[-1] = (pots[-1][0] + sum(max(t - previous, 0) for t in totals), pots[-1][1])
         return pots
 
     def _showdown(self) -> None:
