@@ -19,6 +19,7 @@ lists fewer cards: later passes skip it, as they skip a folded player.
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Mapping
 
 import pytest
@@ -151,3 +152,44 @@ _SCALARS = frozenset({int, bool, float, str, bytes})
 def hidden_from(game, viewer: int) -> set[Card]:
     """Face-down cards of every other seat: what ``viewer`` must not see before showdown."""
     return {c for s in range(game.num_players) if s != viewer for c in game.hole_cards(s)}
+
+
+def wins_by_pot(g: Game) -> dict[int, list]:
+    """The ``win`` events of the hand's log, grouped by pot index."""
+    out = defaultdict(list)
+    for e in g.log:
+        if e.kind == "win":
+            out[e.to].append(e)
+    return out
+
+
+def check_pots(g: Game) -> None:
+    """Every property of the pots of a finished hand that went to showdown."""
+    n = g.num_players
+    in_hand = [s for s in range(n) if not g.folded[s]]
+    totals = g.total_committed
+    # One pot per distinct contribution of the seats still in: a new pot starts only where a
+    # contender's chips end, so adjacent pots never have the same contenders.
+    assert len(g.pots) == len({totals[s] for s in in_hand if totals[s] > 0})
+    # (After the payout ``all_in`` no longer tells: a seat was all-in if it put in its stack.)
+    if not any(totals[s] == g.starting_stacks[s] for s in in_hand):
+        assert len(g.pots) == 1 and g.pots[0][0] == g.pot
+    assert sum(amount for amount, _ in g.pots) == g.pot
+    wins = wins_by_pot(g)
+    assert sorted(wins) == list(range(len(g.pots)))
+    for index, (amount, _) in enumerate(g.pots):
+        events = wins[index]
+        assert sum(e.amount for e in events) == amount  # each pot is paid out exactly
+        chicago = [e for e in events if e.text == "Low Chicago"]
+        high = [e for e in events if e.text != "Low Chicago"]
+        assert len(chicago) <= 1  # the Chicago half is taken once per pot...
+        if chicago:
+            assert g.rules.low_chicago
+            assert chicago[0].amount == amount // 2  # ...from the whole pot, odd chip to high
+        shares = [e.amount for e in high]
+        assert len(set(e.seat for e in high)) == len(high)
+        assert max(shares) - min(shares) <= 1  # tied winners split evenly
+        # The odd chips go to the first tied winners from the dealer's left.
+        order = [(g.button + 1 + i) % n for i in range(n)]
+        ranked = sorted(high, key=lambda e: order.index(e.seat))
+        assert [e.amount for e in ranked] == sorted(shares, reverse=True)

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from envs.actions import action_mask, apply_action
 from envs.engine.game import ACTION_KINDS, Game
 from envs.engine.rules import RULES
-from tests.helpers import cards_in, hidden_from, refused
+from tests.helpers import cards_in, check_pots, hidden_from, refused
 
 PRESETS = ("soko", "soko_nordic", "follow_the_bitch", "follow_the_bitch_low_chicago")
 BETTINGS = ("fixed_limit", "spread_limit", "pot_limit", "no_limit")
@@ -84,6 +84,7 @@ def check_final(g: Game, start: tuple[int, ...]) -> None:
     if len(still_in) > 1:
         for s in still_in:
             assert len(g.hole_cards(s)) + len(g.up_cards(s)) == g.rules.cards_per_player
+        check_pots(g)  # one pot unless someone is all-in; even splits; one Chicago half a pot
     # Chips end where the payoffs say.
     assert tuple(g.stacks) == tuple(start[s] + payoffs[s] for s in range(g.num_players))
 

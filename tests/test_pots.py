@@ -11,13 +11,12 @@ from __future__ import annotations
 import dataclasses
 import random
 import zlib
-from collections import defaultdict
 
 import pytest
 
 from envs.engine.game import Game
 from envs.engine.rules import RULES
-from tests.helpers import call_down, deal, play
+from tests.helpers import call_down, check_pots, deal, play, wins_by_pot
 
 PRESETS = ("soko", "soko_nordic", "follow_the_bitch", "follow_the_bitch_low_chicago")
 BETTINGS = ("fixed_limit", "spread_limit", "pot_limit", "no_limit")
@@ -41,47 +40,6 @@ def random_hand(rules, n: int, rng: random.Random, *, deep: bool) -> tuple[Game,
         _, action, args = rng.choices(options, [w for w, _, _ in options])[0]
         action(*args)
     return g, stacks
-
-
-def wins_by_pot(g: Game) -> dict[int, list]:
-    """The ``win`` events of the hand's log, grouped by pot index."""
-    out = defaultdict(list)
-    for e in g.log:
-        if e.kind == "win":
-            out[e.to].append(e)
-    return out
-
-
-def check_pots(g: Game) -> None:
-    """Every property of the pots of a finished hand that went to showdown."""
-    n = g.num_players
-    in_hand = [s for s in range(n) if not g.folded[s]]
-    totals = g.total_committed
-    # One pot per distinct contribution of the seats still in: a new pot starts only where a
-    # contender's chips end, so adjacent pots never have the same contenders.
-    assert len(g.pots) == len({totals[s] for s in in_hand if totals[s] > 0})
-    # (After the payout ``all_in`` no longer tells: a seat was all-in if it put in its stack.)
-    if not any(totals[s] == g.starting_stacks[s] for s in in_hand):
-        assert len(g.pots) == 1 and g.pots[0][0] == g.pot
-    assert sum(amount for amount, _ in g.pots) == g.pot
-    wins = wins_by_pot(g)
-    assert sorted(wins) == list(range(len(g.pots)))
-    for index, (amount, _) in enumerate(g.pots):
-        events = wins[index]
-        assert sum(e.amount for e in events) == amount  # each pot is paid out exactly
-        chicago = [e for e in events if e.text == "Low Chicago"]
-        high = [e for e in events if e.text != "Low Chicago"]
-        assert len(chicago) <= 1  # the Chicago half is taken once per pot...
-        if chicago:
-            assert g.rules.low_chicago
-            assert chicago[0].amount == amount // 2  # ...from the whole pot, odd chip to high
-        shares = [e.amount for e in high]
-        assert len(set(e.seat for e in high)) == len(high)
-        assert max(shares) - min(shares) <= 1  # tied winners split evenly
-        # The odd chips go to the first tied winners from the dealer's left.
-        order = [(g.button + 1 + i) % n for i in range(n)]
-        ranked = sorted(high, key=lambda e: order.index(e.seat))
-        assert [e.amount for e in ranked] == sorted(shares, reverse=True)
 
 
 @pytest.mark.parametrize("betting", BETTINGS)
