@@ -37,22 +37,10 @@ from agents.heuristic import pick_bet
 from envs.engine.cards import RANKS, Card
 from envs.engine.game import PlayerView
 from envs.engine.hands import evaluate, evaluate_batch
-from envs.engine.rules import Rules
+from envs.engine.rules import (NO_LOW_CHICAGO, NO_WILD, QUEEN, Rules, deal_order, deal_sequence,
+                               hand_options, low_chicago_key, next_wild_rank, wild_ranks)
 
 __all__ = ["equity", "EquityAgent", "warm_up"]
-
-_QUEEN = RANKS.index("Q")
-_ACE = RANKS.index("A")
-_NO_SPADE = 99
-
-
-def _wild_config(rules: Rules, followed: int) -> tuple[str, ...]:
-    """The wild ranks in force for a followed rank index (-1: none), as the engine lists them."""
-    ranks = (RANKS[followed],) if followed >= 0 else ()
-    if rules.queens_wild:
-        ranks += ("Q",)
-    return ranks
-
 
 _CARDS = tuple(Card(i) for i in range(52))
 _BUILT: set[tuple] = set()          # configurations whose batch tables exist in this process
@@ -71,9 +59,7 @@ def _score(cards: np.ndarray, rules: Rules, wild_ranks: tuple[str, ...]) -> np.n
     tests hold the two evaluators equal). :func:`warm_up` builds everything at once."""
     key = (rules.canadian_hands, wild_ranks, rules.double_ace_flush, rules.ace_low_four_straight,
            cards.shape[1])
-    options = dict(canadian=rules.canadian_hands, wild_ranks=wild_ranks,
-                   double_ace_flush=rules.double_ace_flush,
-                   ace_low_four_straight=rules.ace_low_four_straight)
+    options = hand_options(rules, wild_ranks)
     if key not in _BUILT:
         rows = _LAZY_ROWS.get(key, 0) + len(cards)
         if rows < BUILD_AFTER and len(cards) < 4096:
@@ -90,10 +76,10 @@ def warm_up(rules: Rules) -> None:
     row = np.arange(rules.cards_per_player, dtype=np.int64)[None, :] * 4  # distinct ranks
     if not 5 <= row.shape[1] <= 7:
         return
-    followed = range(-1, 13) if rules.follow_the_queen else (-1,)
+    followed = range(-1, 13) if rules.follow_the_queen else (NO_WILD,)
     for w in followed:
-        if w != _QUEEN:
-            wild = _wild_config(rules, w) if rules.follow_the_queen else ()
+        if w != QUEEN:
+            wild = wild_ranks(rules, w) if rules.follow_the_queen else ()
             _BUILT.add((rules.canadian_hands, wild, rules.double_ace_flush,
                         rules.ace_low_four_straight, row.shape[1]))
             _score(row, rules, wild)
@@ -117,9 +103,8 @@ class _Deal:
 @lru_cache(maxsize=4096)
 def _deal_layout(rules: Rules, num_players: int, button: int, street: int,
                  active: tuple[int, ...], me: int, hidden_counts: tuple[int, ...]) -> _Deal:
-    order = tuple(s for s in ((button + 1 + i) % num_players for i in range(num_players)) if s in active)
-    future = tuple((s, up, t) for t in range(street + 1, rules.num_rounds)
-                   for up in rules.streets[t].cards for s in order)
+    order = tuple(s for s in deal_order(button, num_players) if s in active)
+    future = tuple(x for x in deal_sequence(rules, order) if x[2] > street)
     hidden = tuple((s, hidden_counts[s]) for s in order if s != me)
     return _Deal(order, future, hidden)
 
@@ -186,7 +171,7 @@ def equity(view: PlayerView, samples: int, rng: np.random.Generator) -> float:
 
     # The wild rank at showdown: replay follow-the-queen over the face-up cards to come.
     if rules.follow_the_queen:
-        followed = RANKS.index(view.wild_rank) if view.wild_rank else -1
+        followed = RANKS.index(view.wild_rank) if view.wild_rank else NO_WILD
         wild = np.full(samples, followed, dtype=np.int64)
         street = None
         pending = np.zeros(samples, dtype=bool)
@@ -195,15 +180,12 @@ def equity(view: PlayerView, samples: int, rng: np.random.Generator) -> float:
                 street, pending = t, np.zeros(samples, dtype=bool)
             if not up:
                 continue
-            rank = drawn[:, col] >> 2
-            queen = rank == _QUEEN
-            wild = np.where(queen, -1, np.where(pending, rank, wild))
-            pending = queen
+            wild, pending = next_wild_rank(wild, pending, drawn[:, col] >> 2)
         scores = np.empty((players, samples), dtype=np.int64)
         for w in np.unique(wild):
             rows = np.flatnonzero(wild == w)
             flat = hands[:, rows, :].reshape(-1, size)
-            scores[:, rows] = _score(flat, rules, _wild_config(rules, int(w))).reshape(players, -1)
+            scores[:, rows] = _score(flat, rules, wild_ranks(rules, int(w))).reshape(players, -1)
     else:
         scores = _score(hands.reshape(-1, size), rules, tuple(view.wild_ranks)).reshape(players, samples)
 
@@ -214,14 +196,12 @@ def equity(view: PlayerView, samples: int, rng: np.random.Generator) -> float:
     if rules.low_chicago:
         keys = []
         for s in active:
-            d = table[:, down_cols[s]]
-            rank = d >> 2
-            key = np.where(d & 3 == 3, np.where(rank == _ACE, 0, rank + 1), _NO_SPADE)
-            keys.append(key.min(axis=1) if key.shape[1] else np.full(samples, _NO_SPADE))
+            key = low_chicago_key(table[:, down_cols[s]])
+            keys.append(key.min(axis=1) if key.shape[1] else np.full(samples, NO_LOW_CHICAGO))
         keys = np.stack(keys)
         lowest = keys.min(axis=0)
-        chicago = (keys[i] == lowest) & (lowest < _NO_SPADE)
-        share = np.where(lowest < _NO_SPADE, 0.5 * high + 0.5 * chicago, high)
+        chicago = (keys[i] == lowest) & (lowest < NO_LOW_CHICAGO)
+        share = np.where(lowest < NO_LOW_CHICAGO, 0.5 * high + 0.5 * chicago, high)
     else:
         share = high
     return float(share.mean())

@@ -35,8 +35,8 @@ import numpy as np
 from agents.base import CHECK_CALL, FIRST_BET, FOLD, Agent, legal_ids
 from envs.engine.cards import Card
 from envs.engine.game import PlayerView
-from envs.engine.hands import Category, HandValue, evaluate
-from envs.engine.rules import Rules
+from envs.engine.hands import Category, HandValue
+from envs.engine.rules import Betting, Rules, low_chicago_key, rules_evaluator
 
 __all__ = ["RandomAgent", "CallAgent", "RaiseAgent", "TagAgent", "hand_value", "draw_gap",
            "TAG_THRESHOLDS", "pick_bet"]
@@ -85,9 +85,7 @@ def pick_bet(action_mask: np.ndarray, *, large: bool = False) -> int | None:
 
 def hand_value(cards, rules: Rules, wild_ranks=()) -> HandValue:
     """The value of ``cards`` under ``rules`` (1-4 cards: the showing hand; 5-7: the best five)."""
-    return evaluate(tuple(cards), canadian=rules.canadian_hands, wild_ranks=wild_ranks,
-                    double_ace_flush=rules.double_ace_flush,
-                    ace_low_four_straight=rules.ace_low_four_straight)
+    return rules_evaluator(rules, tuple(wild_ranks))(tuple(cards))
 
 
 def draw_gap(cards, wild_ranks=(), *, length: int = 5, ace_low: bool = True) -> tuple[int, int]:
@@ -187,14 +185,15 @@ class TagAgent(Agent):
                 if hand_value(up, rules, wild) >= value:
                     tier -= 1
                     break
-        if rules.low_chicago and any(int(c) == 51 for c in view.hole_cards):  # As face down
+        if rules.low_chicago and any(low_chicago_key(c) == 0 for c in view.hole_cards):
+            # the lowest spade face down (As): half of every pot it contests
             tier = max(2, tier + 1)
         return max(1, min(3, tier))
 
     def act(self, view: PlayerView, action_mask: np.ndarray) -> int:
         tier = self.tier(view)
         if tier >= 3:
-            bet = pick_bet(action_mask, large=view.rules.betting != "fixed_limit")
+            bet = pick_bet(action_mask, large=view.rules.betting != Betting.FIXED_LIMIT)
             if bet is not None:
                 return bet
             return CHECK_CALL

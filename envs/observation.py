@@ -45,14 +45,9 @@ import numpy as np
 
 from envs.actions import CHECK_CALL, FIRST_BET, FOLD, num_actions
 from envs.engine.game import BET_KINDS, Game
-from envs.engine.rules import Rules, get_rules
-
-RANK_CHARS = "23456789TJQKA"
-QUEEN = 10
-SPADE = 3
-# Low Chicago order: the ace is the lowest spade (RULES.md "Low Chicago"): A, 2, 3, ..., K.
-CHICAGO_ORDER = tuple(((12 if i == 0 else i - 1) * 4 + SPADE) for i in range(13))
-_CHICAGO_SLOT = {card: slot for slot, card in enumerate(CHICAGO_ORDER)}
+from envs.engine.cards import RANKS
+from envs.engine.rules import (NO_LOW_CHICAGO, QUEEN, SPADE, Betting, Rules, get_rules,
+                               low_chicago_key)
 
 CALL_KINDS = frozenset(("call", "bring_in"))  # what the history counts as calls
 
@@ -160,8 +155,8 @@ def build_layout(rules: Rules | str) -> Layout:
 def seat_chip_bound(rules: Rules, stacks) -> int:
     """The most chips one seat can put into a hand: its stack, or less under limit betting."""
     most = max(stacks)
-    if rules.betting in ("fixed_limit", "spread_limit"):
-        per_round = (1 + rules.max_raises) * rules.big_bet * (2 if rules.betting == "spread_limit" else 1)
+    if rules.betting.is_limit:
+        per_round = (1 + rules.max_raises) * rules.big_bet * (2 if rules.betting == Betting.SPREAD_LIMIT else 1)
         most = min(most, rules.ante + rules.num_rounds * per_round)
     return max(most, 1)
 
@@ -346,7 +341,7 @@ class ObservationEncoder:
                     src[o_up + e.seat * 52 + card] = 1.0
                     up_any[card] = 1.0
                     if o_chicago >= 0 and card & 3 == SPADE:
-                        src[o_chicago + _CHICAGO_SLOT[card]] = 1.0
+                        src[o_chicago + low_chicago_key(card)] = 1.0
                 else:
                     src[o_hole + e.seat * 52 + card] = 1.0
             elif kind in BET_KINDS:
@@ -382,8 +377,7 @@ class ObservationEncoder:
             if self._wild:
                 self._encode_wild_cards(game, obs, hole)
             if self._chicago:
-                slots = [_CHICAGO_SLOT[c] for c in hole if c & 3 == SPADE]
-                obs[self._o_chicago_hole + (min(slots) if slots else 13)] = 1.0
+                obs[self._o_chicago_hole + min(map(low_chicago_key, hole), default=NO_LOW_CHICAGO)] = 1.0
         return obs
 
     def observe(self, game: Game, seat: int) -> tuple[np.ndarray, np.ndarray]:
@@ -421,7 +415,7 @@ class ObservationEncoder:
         np.minimum(dyn, 1.0, out=dyn)
         if self._wild:
             wild = game.wild_rank
-            slot = 13 if wild is None else RANK_CHARS.index(wild)
+            slot = 13 if wild is None else RANKS.index(wild)
             if slot != self._wild_slot:
                 if self._wild_slot is not None:
                     self._src[self._o_src_wild + self._wild_slot] = 0.0
@@ -432,7 +426,7 @@ class ObservationEncoder:
         """The visible wild cards: every face-up card of a wild rank and the observer's own
         face-down ones."""
         wild = game.wild_rank
-        ranks = [] if wild is None else [RANK_CHARS.index(wild)]
+        ranks = [] if wild is None else [RANKS.index(wild)]
         if self._queens_wild:
             ranks.append(QUEEN)
         o = self._o_wild_cards

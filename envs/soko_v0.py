@@ -4,8 +4,10 @@ agents, actions, observation index table and options.
 >>> from envs import soko_v0
 >>> env = soko_v0.env(num_players=2, rules="soko_nordic")
 >>> env.reset(seed=1)
->>> env.unwrapped.game.rules.bring_in
-'highest'
+>>> env.unwrapped.game.rules.bring_in     # a StrEnum: equal to its plain string
+<Order.HIGHEST: 'highest'>
+>>> env.unwrapped.game.rules.bring_in == "highest"
+True
 """
 
 from __future__ import annotations

@@ -13,17 +13,13 @@ result, whatever the agents do and whatever ``v`` is; a good ``v`` only makes th
 smaller. The values here sum to zero over the seats, so the corrections do too.
 
 The value is the seat's share of the pot at showdown times the pot, ``v_i = share_i * pot -
-committed_i`` (the committed chips cancel in the correction), where the share is judged from
-the cards dealt so far (``kind``):
-
-* ``"exact"`` (default): the seat's equity, its mean share over the ways the cards still to
-  come to the seats in the hand could fall, assuming nobody folds: over every remaining card
-  when one card is still to come, otherwise over ``samples`` completions of the deal drawn
-  with a generator seeded from the chance node (the same draws for every candidate card, which
-  keeps the noise of the draws out of the correction as far as possible). The stake is the
-  pot plus ``growth`` bets per seat in the hand for each betting round still to come;
-* ``"made"``: who is ahead now: the best hands of the cards held so far (``evaluate`` scores
-  one to seven cards), ties split. Cheap, and exact on the last card.
+committed_i`` (the committed chips cancel in the correction), where the share is the seat's
+equity judged from the cards dealt so far: its mean share over the ways the cards still to
+come to the seats in the hand could fall, assuming nobody folds: over every remaining card
+when one card is still to come, otherwise over ``samples`` completions of the deal drawn with
+a generator seeded from the chance node (the same draws for every candidate card, which keeps
+the noise of the draws out of the correction as far as possible). The stake is the pot plus
+``growth`` bets per seat in the hand for each betting round still to come.
 
 **Decision terms.** An agent whose action probabilities are known (``Agent.policy``: the random
 agent) is a chance player too: at each of its decisions, with probabilities ``p(a)`` over the
@@ -70,16 +66,16 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from envs.actions import CHECK_CALL, FIRST_BET, FOLD, action_mask
-from envs.engine.cards import DECK, RANKS, Card
+from envs.engine.cards import DECK
 from envs.engine.game import ACTION_KINDS, BET_KINDS, Game
-from envs.engine.hands import evaluate_batch, evaluator
-from envs.engine.rules import Rules
+from envs.engine.hands import evaluate_batch
+from envs.engine.rules import (NO_LOW_CHICAGO, NO_WILD, QUEEN, Rules, deal_order, deal_sequence,
+                               hand_options, low_chicago_key, next_wild_rank, rules_evaluator,
+                               wild_ranks)
 
 __all__ = ["LuckCorrector", "ChanceNode", "DecisionNode", "chance_nodes", "decision_nodes",
-           "control", "feature_names", "feature_count", "value_columns", "warm_up", "KINDS"]
+           "control", "feature_names", "feature_count", "value_columns", "warm_up"]
 
-KINDS = ("exact", "made")
-_QUEEN = RANKS.index("Q")
 _PUT_IN = ("ante", "bring_in", "complete", "bet", "raise", "call")
 
 
@@ -114,8 +110,8 @@ def chance_nodes(game) -> list[ChanceNode]:
     folded = [False] * n
     total = [0] * n
     dealt = np.zeros(52, dtype=bool)
-    wild, pending, street = -1, False, -1
-    order = tuple((game.button + 1 + i) % n for i in range(n))
+    wild, pending, street = NO_WILD, False, -1
+    order = deal_order(game.button, n)
     nodes = []
     for e in game.log:
         kind = e.kind
@@ -135,10 +131,7 @@ def chance_nodes(game) -> list[ChanceNode]:
             if e.up:
                 up[e.seat].append(card)
                 if follow:
-                    if card >> 2 == _QUEEN:
-                        wild, pending = -1, True
-                    elif pending:
-                        wild, pending = card >> 2, False
+                    wild, pending = next_wild_rank(wild, pending, card >> 2)
             else:
                 hole[e.seat].append(card)
     return nodes
@@ -213,25 +206,12 @@ def decision_nodes(game, policies) -> list[DecisionNode]:
     return out
 
 
-def _after_wild(wild: int, pending: bool, card: int, up: bool, follow: bool) -> tuple[int, bool]:
-    if not (follow and up):
-        return wild, pending
-    if card >> 2 == _QUEEN:
-        return -1, True
-    if pending:
-        return card >> 2, False
-    return wild, pending
-
-
 class LuckCorrector:
     """Computes the luck correction of finished hands under ``rules`` (see the module doc)."""
 
-    def __init__(self, rules: Rules, kind: str = "exact", *, samples: int = 24,
-                 growth: float = 0.5, seed: int = 0, batch_rows: int = 64) -> None:
-        if kind not in KINDS:
-            raise ValueError(f"luck correction kind is one of {', '.join(KINDS)}, not {kind!r}")
+    def __init__(self, rules: Rules, *, samples: int = 24, growth: float = 0.5, seed: int = 0,
+                 batch_rows: int = 64) -> None:
         self.rules = rules
-        self.kind = kind
         self.samples = samples
         self.seed = seed
         self.growth = growth
@@ -250,13 +230,7 @@ class LuckCorrector:
     def _eval(self, wild: int):
         f = self._evals.get(wild)
         if f is None:
-            r = self.rules
-            ranks = (RANKS[wild],) if wild >= 0 else ()
-            if r.queens_wild:
-                ranks += ("Q",)
-            f = self._evals[wild] = evaluator(canadian=r.canadian_hands, wild_ranks=ranks,
-                                              double_ace_flush=r.double_ace_flush,
-                                              ace_low_four_straight=r.ace_low_four_straight)
+            f = self._evals[wild] = rules_evaluator(self.rules, wild_ranks(self.rules, wild))
         return f
 
     # -----------------------------------------------------------------------------------------
@@ -353,11 +327,7 @@ class LuckCorrector:
                 # Only the share row of the card dealt is needed when its term is left out.
                 todo.append((node, active, cands, None if term else actual))
                 info.append((i, actual))
-        if self.kind == "made":
-            shares = [self._made_shares(node, active, cands if keep is None else cands[keep:keep + 1])
-                      for node, active, cands, keep in todo]
-        else:
-            shares = self._exact_all(todo) if todo else []
+        shares = self._exact_all(todo) if todo else []
         rows = {}
         for (i, actual), (node, active, cands, keep), share in zip(info, todo, shares):
             row = np.zeros(n)
@@ -401,71 +371,22 @@ class LuckCorrector:
             values[j] = s * (spent.sum() + growth * k) - spent - growth * live
         return values[d.chosen] - d.probs @ values
 
-    # -----------------------------------------------------------------------------------------
-    # "made": who is ahead with the cards held now
-
-    def _made_shares(self, node: ChanceNode, active: list[int], cands: np.ndarray) -> np.ndarray:
-        r = self.rules
-        follow = r.follow_the_queen
-        k = len(active)
-        values = np.empty((len(cands), k), dtype=np.int64)
-        me = active.index(node.seat)
-        cards = [[DECK[c] for c in node.hole[p] + node.upcards[p]] for p in active]
-        groups: dict[int, list[int]] = {}
-        for i, c in enumerate(cands.tolist()):
-            w, _ = _after_wild(node.wild, node.pending, c, node.up, follow)
-            groups.setdefault(w, []).append(i)
-        for w, rows in groups.items():
-            f = self._eval(w)
-            for j in range(k):
-                if j != me:
-                    values[rows, j] = int(f(cards[j])) if cards[j] else -1
-            mine = cards[me]
-            values[rows, me] = [int(f(mine + [DECK[cands[i]]])) for i in rows]
-        share = self._high_shares(values)
-        if r.low_chicago:
-            share = self._chicago(share, values, node, active, cands)
-        return share
-
     @staticmethod
     def _high_shares(values: np.ndarray) -> np.ndarray:
         win = values == values.max(axis=1, keepdims=True)
         return win / win.sum(axis=1, keepdims=True)
 
-    def _chicago(self, high: np.ndarray, values: np.ndarray, node: ChanceNode, active: list[int],
-                 cands: np.ndarray) -> np.ndarray:
-        """Low Chicago on shares (rows, active): half to the lowest face-down spade, unless
-        its holder alone has the best high hand. Candidate cards go to ``node.seat``."""
-        low = np.full((len(cands), len(active)), 99, dtype=np.int64)
-        for j, p in enumerate(active):
-            spades = [_spade_rank(c) for c in node.hole[p] if c & 3 == 3]
-            if spades:
-                low[:, j] = min(spades)
-        if not node.up:
-            me = active.index(node.seat)
-            s = np.where(cands & 3 == 3, np.where(cands >> 2 == 12, 0, (cands >> 2) + 1), 99)
-            low[:, me] = np.minimum(low[:, me], s)
-        return _apply_chicago(high, values, low)
-
     # -----------------------------------------------------------------------------------------
-    # "exact": equity over the cards still to come
+    # Equity over the cards still to come
 
     def _future_slots(self, node: ChanceNode, active: list[int]) -> list[tuple[int, bool, bool]]:
         """(seat, face up, last card of its dealing round) for every card still to come to
         ``active`` seats after the node's card, in deal order, assuming nobody folds."""
-        streets = self.rules.streets
         held = {p: len(node.hole[p]) + len(node.upcards[p]) for p in active}
         held[node.seat] += 1
-        slots, index = [], 0
-        for t, street in enumerate(streets):
-            for q, up in enumerate(street.cards):
-                for s in active:
-                    if index + q >= held[s]:
-                        slots.append([s, up, False])
-            if slots and t >= node.street:
-                slots[-1][2] = True  # the dealing round ends after this card
-            index += len(street.cards)
-        return [tuple(x) for x in slots]
+        slots = deal_sequence(self.rules, active, held=held)
+        return [(s, up, i + 1 == len(slots) or slots[i + 1][2] != t)
+                for i, (s, up, t) in enumerate(slots)]
 
     def _node_rows(self, node: ChanceNode, active: list[int], cands: np.ndarray,
                    keep: int | None = None):
@@ -504,9 +425,7 @@ class LuckCorrector:
                 nonlocal wild, pend
                 if not up:
                     return
-                queen = cards >> 2 == _QUEEN
-                wild = np.where(queen, -1, np.where(pend, cards >> 2, wild))
-                pend = queen
+                wild, pend = next_wild_rank(wild, pend, cards >> 2)
             step(cand, node.up)
             # the node's own dealing round may end right after it
             if not slots or (slots and self._round_ends_at_node(node, active)):
@@ -517,7 +436,7 @@ class LuckCorrector:
                     pend = np.zeros(rows, dtype=bool)
         hands = []
         chicago = r.low_chicago
-        low = np.full((rows, len(active)), 99, dtype=np.int64) if chicago else None
+        low = np.full((rows, len(active)), NO_LOW_CHICAGO, dtype=np.int64) if chicago else None
         for a, p in enumerate(active):
             known = node.hole[p] + node.upcards[p]
             mine = p == node.seat
@@ -537,7 +456,7 @@ class LuckCorrector:
                     downs.append(cand[:, None])
                 downs += [fill[:, j:j + 1] for j in cols if not slots[j][1]]
                 d = np.concatenate(downs, axis=1)
-                spade = np.where(d & 3 == 3, np.where(d >> 2 == 12, 0, (d >> 2) + 1), 99)
+                spade = low_chicago_key(d)
                 if spade.shape[1]:
                     low[:, a] = spade.min(axis=1)
         return hands, wild, low, per
@@ -613,13 +532,7 @@ class LuckCorrector:
             if done >= BUILD_AFTER or (n == 5 and wild < 0):  # plain five-card tables are cheap
                 _BUILT.add(key)
         if key in _BUILT and len(cards) >= self.batch_rows:
-            r = self.rules
-            ranks = (RANKS[wild],) if wild >= 0 else ()
-            if r.queens_wild:
-                ranks += ("Q",)
-            return evaluate_batch(cards, canadian=r.canadian_hands, wild_ranks=ranks,
-                                  double_ace_flush=r.double_ace_flush,
-                                  ace_low_four_straight=r.ace_low_four_straight)
+            return evaluate_batch(cards, **hand_options(self.rules, wild_ranks(self.rules, wild)))
         f = self._eval(wild)
         return np.fromiter((int(f([DECK[c] for c in row])) if row else -1 for row in cards.tolist()),
                            dtype=np.int64, count=len(cards))
@@ -640,23 +553,18 @@ def warm_up(rules: Rules) -> None:
         return
     row = np.tile(np.arange(n, dtype=np.int64) * 4, (64, 1))  # distinct cards
     corrector = LuckCorrector(rules)
-    for wild in (range(-1, 13) if rules.follow_the_queen else (-1,)):
-        if wild != _QUEEN:
+    for wild in (range(-1, 13) if rules.follow_the_queen else (NO_WILD,)):
+        if wild != QUEEN:
             _BUILT.add((rules.canadian_hands, rules.queens_wild, rules.double_ace_flush,
                         rules.ace_low_four_straight, wild, n))
             corrector._score(row, wild)
 
 
-def _spade_rank(card: int) -> int:
-    """A spade's rank for Low Chicago, ace lowest (0)."""
-    return 0 if card >> 2 == 12 else (card >> 2) + 1
-
-
 def _apply_chicago(high: np.ndarray, values: np.ndarray, low: np.ndarray) -> np.ndarray:
     """Shares under Low Chicago from high shares, values and each seat's lowest face-down spade
-    (99: none); the arrays are (rows, seats)."""
+    (``NO_LOW_CHICAGO``: none); the arrays are (rows, seats)."""
     lowest = low.min(axis=1, keepdims=True)
-    has = lowest[:, 0] < 99
+    has = lowest[:, 0] < NO_LOW_CHICAGO
     holder = np.argmin(low, axis=1)  # spades are unique, so one holder
     rows = np.arange(len(low))
     sole = (high[rows, holder] == 1.0)

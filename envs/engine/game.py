@@ -27,9 +27,11 @@ from typing import NamedTuple
 
 import numpy as np
 
-from envs.engine.cards import DECK, Card, format_cards, parse_cards
-from envs.engine.hands import HandValue, evaluator
-from envs.engine.rules import Rules, get_rules
+from envs.engine.cards import DECK, RANKS, Card, format_cards, parse_cards
+from envs.engine.hands import HandValue
+from envs.engine.rules import (NO_LOW_CHICAGO, NO_WILD, Betting, Order, Rules, deal_order,
+                               deal_sequence, get_rules, low_chicago_key, next_wild_rank,
+                               rules_evaluator, wild_ranks)
 
 
 _DECK_OBJECTS = np.array(DECK, dtype=object)  # shuffled by the generator, top first
@@ -94,13 +96,6 @@ class Event(NamedTuple):
     def _all_in(self) -> str:
         return " and is all-in" if self.text == "all-in" else ""
 
-
-
-def _hand_evaluator(rules: Rules, wild_ranks: tuple[str, ...]):
-    """The evaluator of ``rules``' hand ranking with ``wild_ranks`` wild (``evaluator`` caches it)."""
-    return evaluator(canadian=rules.canadian_hands, wild_ranks=wild_ranks,
-                     double_ace_flush=rules.double_ace_flush,
-                     ace_low_four_straight=rules.ace_low_four_straight)
 
 
 ACTION_KINDS = ("fold", "check", "call", "bring_in", "complete", "bet", "raise")
@@ -168,7 +163,7 @@ class Game:
         self._deck = self._build_deck(deck, seed)
         self._next_card = 0
         # Seats clockwise from the dealer's left: the order of dealing and of tie-breaks.
-        self._order = tuple((button + 1 + i) % n for i in range(n))
+        self._order = deal_order(button, n)
         self._hole: list[list[Card]] = [[] for _ in range(n)]
         self._up: list[list[Card]] = [[] for _ in range(n)]
         self._folded = [False] * n
@@ -176,8 +171,8 @@ class Game:
         self._committed = [0] * n
         self.log: list[Event] = []
         self._seen_logs: list[list[Event]] = [[] for _ in range(n)]  # per seat, for view()
-        self.wild_rank: str | None = None
-        self._evaluate = _hand_evaluator(rules, ("Q",) if rules.queens_wild else ())
+        self._wild = NO_WILD  # the followed wild rank index
+        self._evaluate = rules_evaluator(rules, wild_ranks(rules, NO_WILD))
         self._queen_pending = False
         self.street = 0
         self.current_player: int | None = None
@@ -207,7 +202,7 @@ class Game:
 
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)
-        self._evaluate = _hand_evaluator(self.rules, self.wild_ranks)
+        self._evaluate = rules_evaluator(self.rules, self.wild_ranks)
 
     # ----------------------------------------------------------------------------------------
     # Public state
@@ -270,12 +265,14 @@ class Game:
         return self._level
 
     @property
+    def wild_rank(self) -> str | None:
+        """The rank that followed a face-up queen and is wild now, or None."""
+        return RANKS[self._wild] if self._wild != NO_WILD else None
+
+    @property
     def wild_ranks(self) -> tuple[str, ...]:
         """Every rank wild right now: the followed rank, and queens under ``queens_wild``."""
-        ranks = (self.wild_rank,) if self.wild_rank else ()
-        if self.rules.queens_wild:
-            ranks += ("Q",)
-        return ranks
+        return wild_ranks(self.rules, self._wild)
 
     @property
     def to_call(self) -> int:
@@ -441,7 +438,7 @@ class Game:
         if low == high:
             return (low,)
         r = self.rules
-        if r.betting == "spread_limit":
+        if r.betting == Betting.SPREAD_LIMIT:
             base = self._level if self._full_level else 0
             wanted = [base + round(m * self._bet) for m in r.spread_sizes]
         else:  # pot_limit, no_limit
@@ -476,7 +473,7 @@ class Game:
         by at least the bet size (and, outside fixed limit, the last full increment)."""
         if self._full_level == 0:
             return self._bet
-        if self.rules.betting == "fixed_limit":
+        if self.rules.betting == Betting.FIXED_LIMIT:
             return self._level + self._bet
         return self._level + max(self._bet, self._last_increment)
 
@@ -503,8 +500,7 @@ class Game:
         all_in = self._committed[p] + self._stacks[p]
         if all_in <= self._level:
             return None
-        limit = r.betting in ("fixed_limit", "spread_limit")
-        if limit and self._raises >= 1 + r.max_raises:
+        if r.betting.is_limit and self._raises >= 1 + r.max_raises:
             return None
         acted = self._acted_level[p]
         if acted is not None and acted >= self._full_level:
@@ -512,12 +508,12 @@ class Game:
         if not self._someone_else_can_act(p):
             return None  # nobody left who could call a raise
         low = self._min_raise_to()
-        if r.betting == "fixed_limit":
+        if r.betting == Betting.FIXED_LIMIT:
             high = low
-        elif r.betting == "spread_limit":
+        elif r.betting == Betting.SPREAD_LIMIT:
             base = self._level if self._full_level else 0
             high = max(low, base + 2 * self._bet)
-        elif r.betting == "pot_limit":
+        elif r.betting == Betting.POT_LIMIT:
             high = max(low, self._level + self.pot + self._level - self._committed[p])
         else:
             high = all_in
@@ -534,7 +530,7 @@ class Game:
             r = self.rules
             if self._committed[p] + self._stacks[p] <= self._level:
                 return f"seat {p} has no chips beyond a call, so it cannot raise"
-            if r.betting in ("fixed_limit", "spread_limit") and self._raises >= 1 + r.max_raises:
+            if r.betting.is_limit and self._raises >= 1 + r.max_raises:
                 return f"the betting is capped: a bet and {r.max_raises} raises have been made this round"
             if not self._someone_else_can_act(p):
                 return f"every other player is all-in or folded, so seat {p} can only call or fold"
@@ -544,7 +540,7 @@ class Game:
         if isinstance(amount, bool) or not isinstance(amount, (int, np.integer)):
             return f"a bet or raise amount is a whole number of chips (raise-to total), not {amount!r}"
         low, high = bounds
-        if self.rules.betting == "fixed_limit" and amount != low:
+        if self.rules.betting == Betting.FIXED_LIMIT and amount != low:
             return f"fixed limit: seat {p} may only bet or raise to {low}, not {amount}"
         if not low <= amount <= high:
             return f"seat {p} may bet or raise to {low}..{high} this round (raise-to totals), not {amount}"
@@ -587,33 +583,30 @@ class Game:
         deck = self._deck
         log = self.log
         seats = [p for p in self._order if not self._folded[p]]
-        for face_up in r.streets[street].cards:
-            for p in seats:
-                card = deck[self._next_card]
-                self._next_card += 1
-                if face_up:
-                    self._up[p].append(card)
-                    log.append(_new(Event, ("deal", p, 0, (card,), True, 0, "", None)))
-                    if follow:
-                        self._follow_the_queen(card)
-                else:
-                    self._hole[p].append(card)
-                    log.append(_new(Event, ("deal", p, 0, (card,), False, 0, "", None)))
+        for p, face_up, _ in deal_sequence(r, seats, street=street):
+            card = deck[self._next_card]
+            self._next_card += 1
+            if face_up:
+                self._up[p].append(card)
+                log.append(_new(Event, ("deal", p, 0, (card,), True, 0, "", None)))
+                if follow:
+                    self._follow_the_queen(card)
+            else:
+                self._hole[p].append(card)
+                log.append(_new(Event, ("deal", p, 0, (card,), False, 0, "", None)))
         # The card after a queen must come in the same dealing round (docs/rules.md).
         if self._queen_pending:
             self._queen_pending = False
 
     def _follow_the_queen(self, card: Card) -> None:
-        if card >> 2 == 10:  # a queen: the wild rank ends now; the next up card names the new one
-            if self.wild_rank is not None:
-                self.log.append(Event("wild", text=f"The queen ends {self.wild_rank}s wild: nothing is wild"))
-            self.wild_rank = None
-            self._evaluate = _hand_evaluator(self.rules, self.wild_ranks)
-            self._queen_pending = True
-        elif self._queen_pending:
-            self.wild_rank = card.rank
-            self._evaluate = _hand_evaluator(self.rules, self.wild_ranks)
-            self._queen_pending = False
+        before = self._wild
+        self._wild, self._queen_pending = next_wild_rank(before, self._queen_pending, card >> 2)
+        if self._wild == before:
+            return
+        self._evaluate = rules_evaluator(self.rules, self.wild_ranks)
+        if self._wild == NO_WILD:
+            self.log.append(Event("wild", text=f"The queen ends {RANKS[before]}s wild: nothing is wild"))
+        else:
             self.log.append(Event("wild", text=f"{card.rank}s are wild (followed the queen)"))
 
     def _start_round(self) -> None:
@@ -640,7 +633,7 @@ class Game:
         if self.street == 0 and r.bring_in is not None:
             up = self._up
             # The lowest (highest) first up card; cards order by rank, then suit (clubs low).
-            if r.bring_in == "lowest":
+            if r.bring_in == Order.LOWEST:
                 seat = min((p for p in self._order if not folded[p]), key=lambda p: min(up[p]))
             else:
                 seat = max((p for p in self._order if not folded[p]), key=lambda p: max(up[p]))
@@ -656,7 +649,7 @@ class Game:
         """The active seat with the lowest or highest showing hand; ties: first clockwise from
         the dealer's left."""
         best_seat, best = None, None
-        lowest = self.rules.first_to_act == "lowest"
+        lowest = self.rules.first_to_act == Order.LOWEST
         evaluate, up, folded = self._evaluate, self._up, self._folded
         for p in self._order:
             if folded[p]:
@@ -748,9 +741,9 @@ class Game:
         chicago_card = {}
         if r.low_chicago:
             for p in values:
-                spades = [c for c in self._hole[p] if c & 3 == 3]
-                if spades:
-                    chicago_card[p] = min((c >> 2) + 1 if c >> 2 != 12 else 0 for c in spades)
+                key = min(map(low_chicago_key, self._hole[p]), default=NO_LOW_CHICAGO)
+                if key != NO_LOW_CHICAGO:
+                    chicago_card[p] = key
         self.pots = []
         for index, (amount, eligible) in enumerate(self._side_pots()):
             if len(eligible) == 1:  # a bet nobody could match goes back to its owner

@@ -15,10 +15,56 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from enum import StrEnum
 
-BETTING_STRUCTURES = ("fixed_limit", "spread_limit", "pot_limit", "no_limit")
+import numpy as np
+
+from envs.engine.cards import RANKS
+from envs.engine.hands import evaluator
+
+
+class Betting(StrEnum):
+    """The betting structure (option ``betting``)."""
+
+    FIXED_LIMIT = "fixed_limit"
+    SPREAD_LIMIT = "spread_limit"
+    POT_LIMIT = "pot_limit"
+    NO_LIMIT = "no_limit"
+
+    @property
+    def is_limit(self) -> bool:
+        """Fixed or spread limit: bet sizes come from the round's bet, raises are capped."""
+        return self in (Betting.FIXED_LIMIT, Betting.SPREAD_LIMIT)
+
+
+class Order(StrEnum):
+    """Which card or showing hand is picked: options ``bring_in`` and ``first_to_act``."""
+
+    LOWEST = "lowest"
+    HIGHEST = "highest"
+
+
+class BetSize(StrEnum):
+    """The bet size of a street's betting round (``Street.bet``)."""
+
+    SMALL = "small"
+    BIG = "big"
+
+
+BETTING_STRUCTURES = tuple(Betting)
 UP = True
 DOWN = False
+
+
+def _as_enum(enum: type[StrEnum], value, what: str, *, none_ok: bool = False):
+    """``value`` as a member of ``enum`` (plain strings are accepted), or a ValueError naming
+    ``what`` and the allowed values."""
+    try:
+        return enum(value)
+    except ValueError:
+        allowed = [repr(m.value) for m in enum] + (["None"] if none_ok else [])
+        raise ValueError(f"{what} must be {', '.join(allowed[:-1])} or {allowed[-1]}, "
+                         f"not {value!r}") from None
 
 
 @dataclass(frozen=True)
@@ -31,13 +77,12 @@ class Street:
     """
 
     cards: tuple[bool, ...]
-    bet: str = "small"
+    bet: BetSize = BetSize.SMALL
 
     def __post_init__(self) -> None:
         if not self.cards:
             raise ValueError("a street deals at least one card")
-        if self.bet not in ("small", "big"):
-            raise ValueError(f"a street's bet is 'small' or 'big', not {self.bet!r}")
+        object.__setattr__(self, "bet", _as_enum(BetSize, self.bet, "a street's bet"))
 
 
 @dataclass(frozen=True)
@@ -60,14 +105,14 @@ class Rules:
     double_ace_flush: bool = False
     low_chicago: bool = False
     # Betting.
-    betting: str = "fixed_limit"
+    betting: Betting = Betting.FIXED_LIMIT
     max_raises: int = 3
     ante: int = 1
-    bring_in: str | None = None
+    bring_in: Order | None = None
     bring_in_amount: int = 0
     small_bet: int = 4
     big_bet: int = 8
-    first_to_act: str = "highest"
+    first_to_act: Order = Order.HIGHEST
     open_pair_doubles: bool = False
     spread_sizes: tuple[float, ...] = (1.0, 1.5, 2.0)
     pot_fractions: tuple[float, ...] = (0.5, 1.0)
@@ -81,12 +126,14 @@ class Rules:
             raise bad("streets must be a tuple of Street")
         if not self.streets:
             raise bad("a game needs at least one street")
-        if self.betting not in BETTING_STRUCTURES:
-            raise bad(f"betting must be one of {', '.join(BETTING_STRUCTURES)}, not {self.betting!r}")
-        if self.bring_in not in (None, "lowest", "highest"):
-            raise bad(f"bring_in must be 'lowest', 'highest' or None, not {self.bring_in!r}")
-        if self.first_to_act not in ("lowest", "highest"):
-            raise bad(f"first_to_act must be 'lowest' or 'highest', not {self.first_to_act!r}")
+        # The choices are enums; plain strings (configs, keyword arguments) are accepted.
+        try:
+            object.__setattr__(self, "betting", _as_enum(Betting, self.betting, "betting"))
+            if self.bring_in is not None:
+                object.__setattr__(self, "bring_in", _as_enum(Order, self.bring_in, "bring_in", none_ok=True))
+            object.__setattr__(self, "first_to_act", _as_enum(Order, self.first_to_act, "first_to_act"))
+        except ValueError as e:
+            raise bad(str(e)) from None
         for name in ("ante", "bring_in_amount", "small_bet", "big_bet", "max_raises", "starting_stack"):
             value = getattr(self, name)
             if type(value) is not int:
@@ -137,9 +184,9 @@ class Rules:
     @property
     def max_bet_sizes(self) -> int:
         """How many different bet/raise sizes can be offered at once (the env's size actions)."""
-        if self.betting == "fixed_limit":
+        if self.betting == Betting.FIXED_LIMIT:
             return 1
-        if self.betting == "spread_limit":
+        if self.betting == Betting.SPREAD_LIMIT:
             return len(set(self.spread_sizes) | {1.0, 2.0})
         return len(set(self.pot_fractions)) + 2
 
@@ -149,7 +196,7 @@ class Rules:
 
     def bet_size(self, street: int, *, doubled: bool = False) -> int:
         """The fixed-limit bet of betting round ``street`` (0-based); ``doubled`` after an open pair."""
-        if doubled or self.streets[street].bet == "big":
+        if doubled or self.streets[street].bet == BetSize.BIG:
             return self.big_bet
         return self.small_bet
 
@@ -165,37 +212,37 @@ class Rules:
 _SOKO = Rules(
     name="soko",
     streets=(
-        Street((DOWN, UP), "small"),
-        Street((UP,), "small"),
-        Street((UP,), "big"),
-        Street((UP,), "big"),
+        Street((DOWN, UP), BetSize.SMALL),
+        Street((UP,), BetSize.SMALL),
+        Street((UP,), BetSize.BIG),
+        Street((UP,), BetSize.BIG),
     ),
     min_players=2,
     max_players=8,
     canadian_hands=True,
-    bring_in="lowest",
+    bring_in=Order.LOWEST,
     bring_in_amount=2,
-    first_to_act="lowest",
+    first_to_act=Order.LOWEST,
     open_pair_doubles=True,
 )
 
 _FOLLOW_THE_BITCH = Rules(
     name="follow_the_bitch",
     streets=(
-        Street((DOWN, DOWN, UP), "small"),
-        Street((DOWN, UP), "big"),
-        Street((DOWN, UP), "big"),
+        Street((DOWN, DOWN, UP), BetSize.SMALL),
+        Street((DOWN, UP), BetSize.BIG),
+        Street((DOWN, UP), BetSize.BIG),
     ),
     min_players=2,
     max_players=7,
     follow_the_queen=True,
-    first_to_act="highest",
+    first_to_act=Order.HIGHEST,
 )
 
 RULES: dict[str, Rules] = {
     "soko": _SOKO,
-    "soko_nordic": dataclasses.replace(_SOKO, name="soko_nordic", bring_in="highest",
-                                       bring_in_amount=2 * _SOKO.ante, first_to_act="highest"),
+    "soko_nordic": dataclasses.replace(_SOKO, name="soko_nordic", bring_in=Order.HIGHEST,
+                                       bring_in_amount=2 * _SOKO.ante, first_to_act=Order.HIGHEST),
     "follow_the_bitch": _FOLLOW_THE_BITCH,
     "follow_the_bitch_low_chicago": dataclasses.replace(
         _FOLLOW_THE_BITCH, name="follow_the_bitch_low_chicago", low_chicago=True),
@@ -213,3 +260,106 @@ def get_rules(rules: Rules | str, **overrides) -> Rules:
     elif not isinstance(rules, Rules):
         raise ValueError(f"rules must be a Rules value or a preset name, not {rules!r}")
     return rules.replace(**overrides) if overrides else rules
+
+
+# ---------------------------------------------------------------------------------------------
+# Rule facts. Each is written once, here; the game, the observations, the agents and the luck
+# correction call these functions. Cards are ints 0..51 (rank index * 4 + suit index); the
+# functions that take cards or rank indices accept NumPy integer arrays too.
+
+QUEEN = RANKS.index("Q")
+"""The rank index of the queen, the card that wild ranks follow."""
+NO_WILD = -1
+"""The followed wild rank index when no rank is wild."""
+SPADE = 3
+"""The suit index of spades (clubs 0, diamonds 1, hearts 2, spades 3)."""
+NO_LOW_CHICAGO = 13
+"""The Low Chicago key of a card that cannot win it (not a spade): above every spade's key."""
+
+
+def deal_order(button: int, num_players: int) -> tuple[int, ...]:
+    """Seats clockwise from the dealer's left (RULES.md "Common"): the order each pass of cards
+    is dealt in, and the order of every tie-break (first to act, odd chips).
+
+    >>> deal_order(2, 4)
+    (3, 0, 1, 2)
+    """
+    return tuple((button + 1 + i) % num_players for i in range(num_players))
+
+
+def deal_sequence(rules: Rules, seats, *, held=None, street: int | None = None
+                  ) -> list[tuple[int, bool, int]]:
+    """``(seat, face_up, street)`` for every card still to come to ``seats`` (already in deal
+    order, see :func:`deal_order`), in the order the engine deals them: street by street, pass
+    by pass, one card to each seat per pass (RULES.md "Common"), assuming nobody folds.
+    ``held[seat]``: cards the seat holds already (default none): its first ``held[seat]``
+    cards of the schedule are left out. ``street``: that street's cards only.
+
+    >>> deal_sequence(RULES["soko"], (1, 0), held={1: 2, 0: 1})
+    [(0, True, 0), (1, True, 1), (0, True, 1), (1, True, 2), (0, True, 2), (1, True, 3), (0, True, 3)]
+    """
+    out = []
+    index = 0
+    for t, passes in enumerate(rules.streets):
+        if street is None or t == street:
+            for q, face_up in enumerate(passes.cards):
+                for s in seats:
+                    if held is None or index + q >= held[s]:
+                        out.append((s, face_up, t))
+        index += len(passes.cards)
+    return out
+
+
+def next_wild_rank(wild, pending, rank):
+    """Follow the queen (RULES.md "Follow the Bitch"): the followed wild rank index and whether
+    a queen waits for its follower, after a face-up card of rank index ``rank`` is dealt.
+
+    A queen ends the wild rank at once (``NO_WILD``) and the next face-up card names the new
+    one; a queen after a queen names nothing. The caller ends a waiting queen (``pending =
+    False``) when its dealing round ends, and leaves face-down cards out. Works elementwise on
+    NumPy arrays.
+
+    >>> next_wild_rank(NO_WILD, False, QUEEN), next_wild_rank(NO_WILD, True, 7)
+    ((-1, True), (7, False))
+    """
+    queen = rank == QUEEN
+    if isinstance(queen, np.ndarray):
+        return np.where(queen, NO_WILD, np.where(pending, rank, wild)), queen
+    if queen:
+        return NO_WILD, True
+    return (rank, False) if pending else (wild, False)
+
+
+def wild_ranks(rules: Rules, wild: int) -> tuple[str, ...]:
+    """The ranks that are wild under ``rules`` when the followed wild rank index is ``wild``
+    (``NO_WILD``: none): the followed rank, then the queens with option ``queens_wild``."""
+    ranks = (RANKS[wild],) if wild != NO_WILD else ()
+    return ranks + ("Q",) if rules.queens_wild else ranks
+
+
+def hand_options(rules: Rules, wild_ranks: tuple[str, ...] = ()) -> dict:
+    """The keyword options of ``evaluate``, ``evaluator`` and ``evaluate_batch`` that rank
+    hands as ``rules`` does, with ``wild_ranks`` wild."""
+    return dict(canadian=rules.canadian_hands, wild_ranks=wild_ranks,
+                double_ace_flush=rules.double_ace_flush,
+                ace_low_four_straight=rules.ace_low_four_straight)
+
+
+def rules_evaluator(rules: Rules, wild_ranks: tuple[str, ...] = ()):
+    """The hand evaluator of ``rules`` with ``wild_ranks`` wild (cached by ``evaluator``)."""
+    return evaluator(**hand_options(rules, wild_ranks))
+
+
+def low_chicago_key(card):
+    """Low Chicago order of a face-down card (RULES.md "Low Chicago"): the ace is the lowest
+    spade, so As 0, 2s 1, ..., Ks 12; any other card ``NO_LOW_CHICAGO``. The lowest key among
+    the contenders' face-down cards takes the Chicago half. Works elementwise on NumPy arrays.
+
+    >>> from envs.engine.cards import parse_cards
+    >>> [low_chicago_key(c) for c in parse_cards("As 2s Ks Ah")]
+    [0, 1, 12, 13]
+    """
+    key = ((card >> 2) + 1) % 13
+    if isinstance(key, np.ndarray):
+        return np.where(card & 3 == SPADE, key, NO_LOW_CHICAGO)
+    return key if card & 3 == SPADE else NO_LOW_CHICAGO
