@@ -385,7 +385,8 @@ def cli(argv: Sequence[str] | None = None) -> int:
     signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         cfg, resume, progress = parse_args(argv)
-        main(cfg, resume=resume, progress=progress)
+        command = None if argv is None else [sys.executable, "train/ppo.py", *argv]
+        main(cfg, resume=resume, command=command, progress=progress)
     except ConfigError as exc:
         print(f"config error: {exc}", file=sys.stderr)
         return 2
