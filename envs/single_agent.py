@@ -73,7 +73,7 @@ from envs.actions import CHECK_CALL, FOLD, action_mask, apply_action, num_action
 from envs.engine.game import ACTION_KINDS, BET_KINDS, Game
 from envs.engine.rules import Rules
 from envs.observation import ObservationEncoder
-from envs.stud_env import check_env_args, make_rules, new_game, normalize_stacks, render_text
+from envs.stud_env import check_env_args, keyword_names, make_rules, new_game, normalize_stacks, render_text
 
 GAMES = {
     "soko": ("soko", "soko_nordic"),
@@ -107,7 +107,7 @@ class SingleAgentEnv(gymnasium.Env):
         game = game.removesuffix("_v0")
         if game not in GAMES:
             raise ValueError(f"unknown game {game!r}; games are {', '.join(GAMES)}")
-        self.rules = r = make_rules(game, GAMES[game], rules, **overrides)
+        self.rules = r = make_rules(game, GAMES[game], rules, env_args=keyword_names(type(self)), **overrides)
         check_env_args(r, num_players, render_mode, reward, self.metadata["render_modes"])
         if learner_seat is not None and not (type(learner_seat) is int and 0 <= learner_seat < num_players):
             raise ValueError(f"learner_seat must be None (drawn each hand) or a seat 0..{num_players - 1}, "

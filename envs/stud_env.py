@@ -119,8 +119,11 @@ and shift what follows; ``env.unwrapped.layout.table()`` prints the table of any
 
 from __future__ import annotations
 
+import dataclasses
+import difflib
+import inspect
 import operator
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Sequence
 
 import gymnasium
 import numpy as np
@@ -138,9 +141,19 @@ from envs.observation import ObservationEncoder
 REWARD_UNITS = ("big_bets", "chips")
 
 
-def make_rules(game: str, presets: tuple[str, ...], rules: Rules | str | None = None, **overrides) -> Rules:
+def make_rules(game: str, presets: tuple[str, ...], rules: Rules | str | None = None, *,
+               env_args: Sequence[str] = (), **overrides) -> Rules:
     """The rules an env runs: a preset of ``game`` (default: the one named ``game``) or a Rules
-    value, with field overrides. Presets of another game are refused with a clear message."""
+    value, with field overrides. Presets of another game are refused with a clear message, and
+    so is a keyword that is neither one of the env's own arguments ``env_args`` nor a rules field
+    (the message names both lists, since a typo can be meant for either)."""
+    fields = [f.name for f in dataclasses.fields(Rules)]
+    unknown = [k for k in overrides if k not in fields]
+    if unknown:
+        close = [m for k in unknown for m in difflib.get_close_matches(k, [*env_args, *fields], n=1)]
+        hint = f" (did you mean {', '.join(close)}?)" if close else ""
+        raise ValueError(f"unknown rules field or env argument(s) {', '.join(unknown)}{hint}; the {game} "
+                         f"env's arguments are {', '.join(env_args)}; the rules fields are {', '.join(fields)}")
     if rules is None:
         rules = game
     if isinstance(rules, str) and rules not in presets:
@@ -148,6 +161,12 @@ def make_rules(game: str, presets: tuple[str, ...], rules: Rules | str | None = 
         hint = f" ({rules!r} belongs to another env)" if rules in others else ""
         raise ValueError(f"unknown {game} preset {rules!r}{hint}; presets are {', '.join(presets)}")
     return get_rules(rules, **overrides)
+
+
+def keyword_names(cls: type) -> list[str]:
+    """The named keyword arguments of ``cls.__init__`` (what an env accepts besides rules fields)."""
+    params = inspect.signature(cls.__init__).parameters.values()
+    return [p.name for p in params if p.name != "self" and p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL)]
 
 
 def check_env_args(rules: Rules, num_players, render_mode, reward: str, render_modes) -> None:
@@ -298,7 +317,8 @@ class StudEnv(MirroredAECEnv, EzPickle):
         super().__init__()
         if not self.game_name:
             raise TypeError("StudEnv is shared code: create soko_v0.env() or follow_the_bitch_v0.env()")
-        self.rules = r = make_rules(self.game_name, self.presets, rules, **overrides)
+        self.rules = r = make_rules(self.game_name, self.presets, rules, env_args=keyword_names(type(self)),
+                                    **overrides)
         check_env_args(r, num_players, render_mode, reward, self.metadata["render_modes"])
         self.num_players = num_players
         self.render_mode = render_mode

@@ -70,6 +70,7 @@ def test_sections_are_typed_dataclasses():
     ({"env": {"rules": {"bring_in": "middle"}}}, "bring_in must be 'lowest', 'highest' or None"),
     ({"ppo": {"n_steps": 16, "n_envs": 2, "batch_size": 64}}, "ppo.batch_size (64) must not exceed the rollout"),
     ({"run": {"total_timesteps": 0}}, "run.total_timesteps must be at least 1"),
+    ({"ppo": {"device": "gpu"}}, "ppo.device must be auto, cpu, cuda, cuda:N or mps, not 'gpu'"),
 ])
 def test_bad_configs_name_the_key(data, message):
     with pytest.raises(ConfigError) as excinfo:

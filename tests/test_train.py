@@ -30,16 +30,6 @@ def tb_tags(folder: Path) -> dict[str, list[int]]:
     return tags
 
 
-@pytest.fixture(scope="module")
-def smoke_run(tmp_path_factory):
-    from train.ppo import main
-
-    tmp = tmp_path_factory.mktemp("runs")
-    cfg = smoke(tmp)
-    run_dir = main(cfg, command=["python", "train/ppo.py", "--config", "configs/smoke.yaml"], progress=False)
-    return cfg, run_dir
-
-
 def test_the_smoke_run_writes_its_folder(smoke_run):
     cfg, run_dir = smoke_run
     assert run_dir.name.startswith("smoke__s0__")

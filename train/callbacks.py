@@ -9,8 +9,15 @@
                     against each baseline: ``eval/bb100_vs_<agent>`` with its 95% interval
 =================== ==========================================================================
 
-The periodic ones act at the end of the rollout that crosses their interval, so what they log
-lands at the same step as SB3's rollout tags (and ``eval.csv`` shows that step).
+The periodic ones act after the policy update of the rollout that crosses their interval (at
+the start of the next rollout), so a snapshot, an evaluation and a checkpoint at step N all hold
+the weights training goes on from, and what they log lands at step N, the step of SB3's rollout
+tags. After the last update ``train/ppo.py`` evaluates and checkpoints the final model itself.
+
+A checkpoint ``ckpt_N`` is written after everything else at step N, so when it exists the
+evaluation and snapshot of step N are on disk too; ``--resume`` from it drops the ``eval.csv``
+rows past N (training repeats those steps) and TensorBoard hides the points past N
+(``purge_step``). Snapshot files stay until neither the pool nor any checkpoint lists them.
 
 Everything saved is written to a temporary file in the same folder and moved into place with
 ``os.replace``, so a crash or Ctrl-C in the middle of a save leaves the previous file whole.
@@ -34,7 +41,8 @@ from train.opponents import SnapshotPolicy
 from train.vec import set_pool
 
 __all__ = ["atomic_write_bytes", "save_model", "ProgressBar", "PokerStats", "SelfPlay", "Checkpoints",
-           "Evaluation", "OpponentPool", "tag_name", "latest_checkpoint"]
+           "Evaluation", "OpponentPool", "tag_name", "latest_checkpoint", "checkpoint_files",
+           "read_checkpoint_state", "referenced_snapshots", "write_now"]
 
 
 # --------------------------------------------------------------------------------------------
@@ -73,20 +81,40 @@ def tag_name(spec: str) -> str:
 _CKPT = re.compile(r"^ckpt_(\d+)\.zip$")
 
 
+def checkpoint_files(folder: Path) -> list[tuple[int, Path]]:
+    """Every ``ckpt_<timesteps>.zip`` in ``folder``, newest first (whole or not)."""
+    found = [(int(m.group(1)), path) for path in Path(folder).glob("ckpt_*.zip") if (m := _CKPT.match(path.name))]
+    return sorted(found, reverse=True)
+
+
+def read_checkpoint_state(path: Path) -> dict:
+    """The state file of checkpoint ``path``; OSError or ValueError if it is missing or broken."""
+    state = json.loads(Path(path).with_suffix(".json").read_text())
+    if not isinstance(state, dict) or not isinstance(state.get("timesteps"), int):
+        raise ValueError("its state file has no timesteps")
+    return state
+
+
 def latest_checkpoint(folder: Path) -> tuple[Path, dict] | None:
-    """The newest checkpoint in ``folder`` whose model and state file are both whole."""
-    found = []
-    for path in Path(folder).glob("ckpt_*.zip"):
-        m = _CKPT.match(path.name)
-        if m and path.with_suffix(".json").exists():
-            found.append((int(m.group(1)), path))
-    for _, path in sorted(found, reverse=True):
+    """The newest checkpoint in ``folder`` with a readable state file (the model is not loaded)."""
+    for _, path in checkpoint_files(folder):
         try:
-            state = json.loads(path.with_suffix(".json").read_text())
-        except (OSError, json.JSONDecodeError):
+            return path, read_checkpoint_state(path)
+        except (OSError, ValueError):
             continue
-        return path, state
     return None
+
+
+def referenced_snapshots(folder: Path) -> set[str]:
+    """The snapshot file names that the checkpoints in ``folder`` list in their pool state."""
+    names: set[str] = set()
+    for _, path in checkpoint_files(folder):
+        try:
+            state = read_checkpoint_state(path)
+        except (OSError, ValueError):
+            continue
+        names.update(item["path"] for item in state.get("pool", {}).get("snapshots", []))
+    return names
 
 
 # --------------------------------------------------------------------------------------------
@@ -96,12 +124,13 @@ def latest_checkpoint(folder: Path) -> tuple[Path, dict] | None:
 class OpponentPool:
     """The baselines and the learner's snapshots that the training envs draw opponents from."""
 
-    def __init__(self, cfg: Config, venv, snapshot_dir: Path) -> None:
+    def __init__(self, cfg: Config, venv, snapshot_dir: Path, checkpoint_dir: Path | None = None) -> None:
         self.baselines = dict(cfg.opponents.baselines)
         self.self_play = cfg.opponents.self_play
         self.seed = cfg.run.seed
         self.venv = venv
-        self.snapshot_dir = snapshot_dir
+        self.snapshot_dir = Path(snapshot_dir)
+        self.checkpoint_dir = Path(checkpoint_dir) if checkpoint_dir is not None else None
         self.snapshots: list[tuple[int, Path, SnapshotPolicy]] = []   # (timesteps, file, policy)
         self.generation = 0
         self.size = 0
@@ -120,26 +149,42 @@ class OpponentPool:
         policy = SnapshotPolicy.from_model(model, name=f"snapshot_{timesteps}",
                                            deterministic=self.self_play.deterministic)
         self.snapshots.append((timesteps, path, policy))
-        for _, old, _ in self.snapshots[:-self.self_play.keep]:
-            old.unlink(missing_ok=True)
         self.snapshots = self.snapshots[-self.self_play.keep:]
         self.push()
+        self.prune()
         return path
+
+    def prune(self) -> None:
+        """Delete the snapshot files that neither the pool nor any checkpoint lists (a
+        checkpoint's snapshots must be there when a run resumes from it)."""
+        if not self.snapshot_dir.is_dir():
+            return
+        keep = {p.name for _, p, _ in self.snapshots}
+        if self.checkpoint_dir is not None:
+            keep |= referenced_snapshots(self.checkpoint_dir)
+        for path in self.snapshot_dir.glob("snapshot_*.zip"):
+            if path.name not in keep:
+                path.unlink(missing_ok=True)
 
     def state(self) -> dict[str, Any]:
         return {"snapshots": [{"timesteps": t, "path": p.name} for t, p, _ in self.snapshots],
                 "generation": self.generation}
 
-    def restore(self, state: dict[str, Any]) -> None:
-        """Reload the snapshots a checkpoint's state names (files that are gone are skipped)."""
-        self.snapshots = []
-        for item in state.get("snapshots", []):
+    def restore(self, state: dict[str, Any]) -> list[str]:
+        """Reload the snapshots a checkpoint's state names; returns the names of those that could
+        not be loaded (the caller says so: the pool is smaller than the one saved)."""
+        self.snapshots, missing = [], []
+        for item in state.get("snapshots", [])[-self.self_play.keep:]:
             path = self.snapshot_dir / item["path"]
-            if path.exists():
+            try:
                 policy = SnapshotPolicy.from_path(path, name=path.stem, deterministic=self.self_play.deterministic)
-                self.snapshots.append((int(item["timesteps"]), path, policy))
+            except Exception:  # noqa: BLE001 - a missing or unreadable file: reported, not fatal
+                missing.append(item["path"])
+                continue
+            self.snapshots.append((int(item["timesteps"]), path, policy))
         self.generation = int(state.get("generation", 0))
         self.push()
+        return missing
 
 
 # --------------------------------------------------------------------------------------------
@@ -236,8 +281,9 @@ class PokerStats(BaseCallback):
 
 
 class EveryTimesteps(BaseCallback):
-    """A callback that acts (:meth:`fire`) at the end of the first rollout past each multiple of
-    ``every`` timesteps (0: never); resumed runs pick up at the next multiple."""
+    """A callback that acts (:meth:`fire`) once the first rollout past each multiple of ``every``
+    timesteps (0: never) has been learned from, i.e. at the start of the next rollout, so it sees
+    the updated weights; resumed runs pick up at the next multiple."""
 
     def __init__(self, every: int) -> None:
         super().__init__()
@@ -250,7 +296,8 @@ class EveryTimesteps(BaseCallback):
     def _on_step(self) -> bool:
         return True
 
-    def _on_rollout_end(self) -> None:
+    def _on_rollout_start(self) -> None:
+        self.num_timesteps = self.model.num_timesteps
         if self.next is not None and self.num_timesteps >= self.next:
             self.fire()
             self.next = (self.num_timesteps // self.every + 1) * self.every
@@ -271,14 +318,14 @@ class SelfPlay(EveryTimesteps):
         self.pool.add_snapshot(self.model, self.num_timesteps)
 
     def _on_rollout_end(self) -> None:
-        super()._on_rollout_end()
         self.logger.record("selfplay/pool_size", len(self.pool.snapshots))
         self.logger.record("selfplay/opponents", self.pool.size)
 
 
 class Checkpoints(EveryTimesteps):
     """Atomic checkpoints ``checkpoints/ckpt_<timesteps>.zip`` plus ``.json`` (the pool state);
-    the last ``keep`` are kept. :meth:`save` is also called when the run stops."""
+    the last ``keep`` are kept, and the snapshots they list. :meth:`save` is also called at
+    step 0 and when the run stops."""
 
     def __init__(self, folder: Path, every: int, keep: int, pool: OpponentPool) -> None:
         super().__init__(every)
@@ -307,14 +354,20 @@ class Checkpoints(EveryTimesteps):
         for _, old in found[:-self.keep]:
             old.with_suffix(".json").unlink(missing_ok=True)
             old.unlink(missing_ok=True)
+        self.pool.prune()
         return path
 
 
 class Evaluation(EveryTimesteps):
     """Every ``every`` timesteps, a duplicate tournament of the current policy against each
-    baseline, with :func:`train.tournament.play_match` (``eval/*``, ``eval.csv``)."""
+    baseline, with :func:`train.tournament.play_match` (``eval/*``, ``eval.csv``).
+
+    The learner sits at the table as ``"learner"``: the match's deals are keyed by the seats'
+    names, so the same weights get the same deals whatever the run folder's path looks like.
+    """
 
     FIELDS = ["timesteps", "opponent", "hands", "bb100", "ci95_low", "ci95_high", "seconds"]
+    LEARNER = "learner"
 
     def __init__(self, cfg: Config, run_dir: Path, *, progress: ProgressBar | None = None) -> None:
         super().__init__(cfg.eval.every)
@@ -328,8 +381,28 @@ class Evaluation(EveryTimesteps):
     def fire(self) -> None:
         self.evaluate()
 
+    def resume_at(self, timesteps: int) -> int:
+        """Keep only the ``eval.csv`` rows of steps up to ``timesteps`` (the checkpoint a run
+        resumes from: training repeats the steps after it); returns how many rows were dropped."""
+        if not self.csv_path.exists():
+            return 0
+        with self.csv_path.open(newline="") as f:
+            rows = list(csv.reader(f))
+        body = rows[1:] if rows and rows[0] == self.FIELDS else rows
+        kept = [r for r in body if len(r) == len(self.FIELDS) and r[0].isdigit() and int(r[0]) <= timesteps]
+        if any(int(r[0]) == timesteps for r in kept):
+            self.last_timesteps = timesteps
+        dropped = len(body) - len(kept)
+        if dropped:
+            out = io.StringIO()
+            csv.writer(out).writerows([self.FIELDS, *kept])
+            atomic_write_text(self.csv_path, out.getvalue())
+        return dropped
+
     def evaluate(self, model=None) -> dict[str, Any]:
-        """Play the tournaments now, log ``eval/*``, append to ``eval.csv``; returns the estimates."""
+        """Play the tournaments now, log ``eval/*`` at the model's step, append to ``eval.csv``;
+        returns the estimates. A step already evaluated is not played again."""
+        from agents.registry import make_agent
         from train.tournament import combine, play_match
 
         model = model or self.model
@@ -343,33 +416,43 @@ class Evaluation(EveryTimesteps):
         rules = {k: tuple(v) if isinstance(v, list) else v for k, v in rules.items()}
         rows, estimates = [], {}
         for opponent in cfg.eval.baselines:
-            seats = [spec] + [opponent] * (cfg.env.players - 1)
+            learner = make_agent(spec)
+            learner.name = self.LEARNER
+            seats = [learner] + [opponent] * (cfg.env.players - 1)
             start = time.perf_counter()
             result = play_match(cfg.env.game, seats, hands=cfg.eval.hands, seed=cfg.run.seed + 1,
                                 workers=cfg.eval.workers, **rules)
-            est = result.estimates[spec]
+            est = result.estimates[self.LEARNER]
             estimates[opponent] = est
             rows.append((opponent, result.hands, est, time.perf_counter() - start))
         field = combine(list(estimates.values()))
         rows.append(("field", sum(r[1] for r in rows), field, sum(r[3] for r in rows)))
-        logger = model.logger
+        values: dict[str, Any] = {}
         for opponent, hands, est, _ in rows:
             name = "eval/bb100_vs_field" if opponent == "field" else f"eval/bb100_vs_{tag_name(opponent)}"
-            logger.record(name, est.mean)
-            logger.record(f"{name}_ci95_low", est.low)
-            logger.record(f"{name}_ci95_high", est.high)
-        logger.record("eval/seconds", sum(r[3] for r in rows[:-1]))
+            values[name] = est.mean
+            values[f"{name}_ci95_low"] = est.low
+            values[f"{name}_ci95_high"] = est.high
+        values["eval/seconds"] = sum(r[3] for r in rows[:-1])
+        write_now(model.logger, values, steps)
         new = not self.csv_path.exists()
         with self.csv_path.open("a", newline="") as f:
             writer = csv.writer(f)
             if new:
                 writer.writerow(self.FIELDS)
-            for opponent, hands, est, seconds in rows:
-                writer.writerow([steps, opponent, hands, f"{est.mean:.3f}", f"{est.low:.3f}",
-                                 f"{est.high:.3f}", f"{seconds:.1f}"])
+            writer.writerows([steps, opponent, hands, f"{est.mean:.3f}", f"{est.low:.3f}", f"{est.high:.3f}",
+                              f"{seconds:.1f}"] for opponent, hands, est, seconds in rows)
+            f.flush()
+            os.fsync(f.fileno())
         self.last_timesteps = steps
         self.results = {"timesteps": steps, **{o: e for o, _, e, _ in rows}}
         if self.progress is not None:
             self.progress.set_postfix(field=f"{field.mean:+.1f}bb/100")
         return self.results
 
+
+def write_now(logger, values: dict[str, Any], step: int) -> None:
+    """Write ``values`` to the logger's outputs at ``step`` now, leaving SB3's pending values
+    (the last update's ``train/*``) for its own next dump."""
+    for output in logger.output_formats:
+        output.write(values, {key: None for key in values}, step)

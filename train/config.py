@@ -37,6 +37,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import math
+import re
 import types
 import typing
 from dataclasses import dataclass, field
@@ -299,6 +300,8 @@ def _check(cfg: Config) -> None:
     need(all(n >= 1 for n in ppo.net_arch), f"ppo.net_arch sizes must be at least 1, not {ppo.net_arch}")
     need(ppo.workers >= 1, f"ppo.workers must be at least 1, not {ppo.workers}")
     need(ppo.torch_threads >= 1, f"ppo.torch_threads must be at least 1, not {ppo.torch_threads}")
+    need(re.fullmatch(r"(auto|cpu|cuda|mps)(:\d+)?", ppo.device) is not None,
+         f"ppo.device must be auto, cpu, cuda, cuda:N or mps, not {ppo.device!r}")
 
     ev = cfg.eval
     need(ev.every >= 0, f"eval.every must be at least 0, not {ev.every}")

@@ -18,9 +18,13 @@ One run folder per run, ``runs/<config name>__s<seed>__<YYYYmmdd-HHMMSS>/``:
 ``eval.csv``         every evaluation: bb/100 and 95% interval against each baseline
 ==================== =====================================================================
 
-Ctrl-C or an exception saves a last checkpoint before the error propagates; ``--resume`` loads
-the newest checkpoint and its opponent pool and continues the same step count in the same
-TensorBoard folder. A bad config stops with a message naming the key and exit code 2.
+A first checkpoint is written at step 0, and Ctrl-C or an exception saves a last one before the
+error propagates. ``--resume`` loads the newest checkpoint that loads (saying so when it falls
+back past a broken one) and its opponent pool, and continues the same step count in the same
+TensorBoard folder; the evaluations and TensorBoard points logged after that checkpoint are
+dropped, since training repeats those steps. ``--resume`` of a finished run says so and exits
+with code 0; ``--set`` with ``--resume`` changes only run length, checkpoints, ``eval.*`` and
+``opponents.*``. A usage error or a bad config stops with one line and exit code 2.
 """
 
 from __future__ import annotations
@@ -84,13 +88,20 @@ def _learning_rate(cfg: Config):
     return cfg.ppo.learning_rate
 
 
+class RunFinished(Exception):
+    """``--resume`` of a run that has trained its ``run.total_timesteps`` already."""
+
+
 def main(cfg: Config, *, resume: str | Path | None = None, command: Sequence[str] | None = None,
          progress: bool = True) -> Path:
-    """Train as ``cfg`` says (or continue the run folder ``resume``); returns the run folder."""
+    """Train as ``cfg`` says (or continue the run folder ``resume``); returns the run folder.
+
+    Resuming a finished run (its final model saved and its newest checkpoint at
+    ``run.total_timesteps`` or beyond) changes nothing and raises :class:`RunFinished`.
+    """
     import torch
     from sb3_contrib import MaskablePPO
     from stable_baselines3.common.callbacks import CallbackList
-    from stable_baselines3.common.logger import configure
 
     from train.callbacks import (Checkpoints, Evaluation, OpponentPool, PokerStats, ProgressBar, SelfPlay,
                                  latest_checkpoint, save_model)
@@ -105,15 +116,17 @@ def main(cfg: Config, *, resume: str | Path | None = None, command: Sequence[str
         (run_dir / "config.yaml").write_text(dump_config(cfg))
         (run_dir / "command.txt").write_text(command_line + "\n")
         (run_dir / "git_commit.txt").write_text(_git_commit() + "\n")
-        checkpoint = None
     else:
         run_dir = Path(resume)
-        checkpoint = latest_checkpoint(run_dir / "checkpoints")
-        if checkpoint is None:
-            raise ConfigError(f"--resume {run_dir}: no complete checkpoint in {run_dir / 'checkpoints'}")
-        (run_dir / "config.yaml").write_text(dump_config(cfg))
-        with (run_dir / "command.txt").open("a") as f:
-            f.write(command_line + "\n")
+        newest = latest_checkpoint(run_dir / "checkpoints")
+        if newest is None:
+            raise ConfigError(f"--resume {run_dir}: no complete checkpoint in {run_dir / 'checkpoints'} "
+                              f"(the run stopped before its first one was written); start it again with --config")
+        if (run_dir / "final_model.zip").exists() and newest[1]["timesteps"] >= cfg.run.total_timesteps:
+            raise RunFinished(f"the run {run_dir} is finished: {newest[1]['timesteps']} timesteps trained "
+                              f"(run.total_timesteps is {cfg.run.total_timesteps}), final model "
+                              f"{run_dir / 'final_model.zip'}; to train on, raise run.total_timesteps "
+                              f"with --set")
     print(f"run folder: {run_dir}", flush=True)
 
     # ---- Seeding: every generator in one place -------------------------------------------------
@@ -124,19 +137,15 @@ def main(cfg: Config, *, resume: str | Path | None = None, command: Sequence[str
     torch.set_num_threads(cfg.ppo.torch_threads)
     # The masked categorical is rebuilt for every forward pass; argument checks cost ~40% of a step.
     torch.distributions.Distribution.set_default_validate_args(False)
-    done_before = int(checkpoint[1]["timesteps"]) if checkpoint else 0
-    env_seed = seed + done_before  # a resumed run deals new hands, still reproducibly
 
-    venv = make_vec_env(cfg.env, n_envs=cfg.ppo.n_envs, kind=cfg.ppo.vec_env,
-                        start_method=cfg.ppo.start_method, torch_threads=cfg.ppo.torch_threads,
-                        workers=cfg.ppo.workers)
-    venv.seed(env_seed)
-    pool = OpponentPool(cfg, venv, run_dir / "snapshots")
+    ppo = cfg.ppo
+    venv = make_vec_env(cfg.env, n_envs=ppo.n_envs, kind=ppo.vec_env, start_method=ppo.start_method,
+                        torch_threads=ppo.torch_threads, workers=ppo.workers)
+    pool = OpponentPool(cfg, venv, run_dir / "snapshots", run_dir / "checkpoints")
     model = None
-
     try:
-        ppo = cfg.ppo
-        if checkpoint is None:
+        if resume is None:
+            venv.seed(seed)
             model = MaskablePPO(
                 "MlpPolicy", venv, learning_rate=_learning_rate(cfg), n_steps=ppo.n_steps,
                 batch_size=ppo.batch_size, n_epochs=ppo.n_epochs, gamma=ppo.gamma,
@@ -146,35 +155,51 @@ def main(cfg: Config, *, resume: str | Path | None = None, command: Sequence[str
                 stats_window_size=ppo.stats_window_size, policy_kwargs=_policy_kwargs(cfg),
                 device=ppo.device, seed=seed, verbose=0)
             pool.push()
+            done_before = 0
         else:
-            model = MaskablePPO.load(str(checkpoint[0]), env=venv, device=ppo.device)
+            model, state = _load_newest_checkpoint(run_dir / "checkpoints", venv, device=ppo.device)
+            done_before = model.num_timesteps
+            env_seed = seed + done_before  # a resumed run deals new hands, still reproducibly
+            venv.seed(env_seed)
             model.set_random_seed(env_seed)
-            pool.restore(checkpoint[1].get("pool", {}))
-        # Pin TensorBoard to <run>/tb: a resumed run appends to the same folder (SB3's own naming
-        # would open tb/MaskablePPO_<n+1>).
-        model.set_logger(configure(str(run_dir / "tb"), ["tensorboard"]))
+            missing = pool.restore(state.get("pool", {}))
+            if missing:
+                print(f"warning: the checkpoint's self-play pool lists {', '.join(missing)}, which "
+                      f"could not be loaded; the pool has {len(pool.snapshots)} snapshots",
+                      file=sys.stderr, flush=True)
+            (run_dir / "config.yaml").write_text(dump_config(cfg))
+            with (run_dir / "command.txt").open("a") as f:
+                f.write(command_line + "\n")
+        # TensorBoard in <run>/tb (SB3's own naming would open tb/MaskablePPO_<n+1> on resume);
+        # a resumed run hides the points logged after its checkpoint, which it logs again.
+        model.set_logger(_tensorboard_logger(run_dir / "tb", purge_step=done_before + 1 if resume else None))
         _eval_layout(model, cfg)
-        if checkpoint is None:
-            text = "    " + dump_config(cfg).replace("\n", "\n    ")
-            model.logger.record("config", text)
-            model.logger.record("command", command_line)
-            model.logger.dump(0)
 
         bar = ProgressBar(cfg.run.total_timesteps, disable=not progress)
         checkpoints = Checkpoints(run_dir / "checkpoints", cfg.run.checkpoint_every, cfg.run.keep_checkpoints, pool)
         evaluation = Evaluation(cfg, run_dir, progress=bar)
-        # Order matters at a rollout's end: snapshot, then checkpoint (which saves the pool), then eval.
-        callbacks = [bar, PokerStats(), SelfPlay(pool, cfg.opponents.self_play.every), checkpoints, evaluation]
+        if resume is None:
+            text = "    " + dump_config(cfg).replace("\n", "\n    ")
+            model.logger.record("config", text)
+            model.logger.record("command", command_line)
+            model.logger.dump(0)
+            checkpoints.save(model)   # a run killed before its first periodic checkpoint can resume
+        else:
+            checkpoints.last_saved = done_before
+            dropped = evaluation.resume_at(done_before)
+            if dropped:
+                print(f"eval.csv: dropped {dropped} rows logged after step {done_before} "
+                      f"(training repeats those steps)", flush=True)
+        # At each step: snapshot, then evaluation, then the checkpoint (which saves the pool), so
+        # a checkpoint on disk means everything before it is recorded.
+        callbacks = [bar, PokerStats(), SelfPlay(pool, cfg.opponents.self_play.every), evaluation, checkpoints]
 
         remaining = cfg.run.total_timesteps - model.num_timesteps
         previous_term = signal.signal(signal.SIGTERM, _terminate)
         try:
             if remaining > 0:
-                model.learn(remaining, callback=CallbackList(callbacks), reset_num_timesteps=checkpoint is None,
+                model.learn(remaining, callback=CallbackList(callbacks), reset_num_timesteps=resume is None,
                             progress_bar=False)
-            else:
-                print(f"the run has {model.num_timesteps} timesteps already (run.total_timesteps is "
-                      f"{cfg.run.total_timesteps}); nothing to train", flush=True)
         except BaseException:
             # Ctrl-C, SIGTERM or a crash: keep what was learned. The save is atomic, so even an
             # interrupted save leaves the previous checkpoint whole.
@@ -186,10 +211,11 @@ def main(cfg: Config, *, resume: str | Path | None = None, command: Sequence[str
         finally:
             signal.signal(signal.SIGTERM, previous_term)
 
-        checkpoints.save(model)
+        # The final update is the final model: evaluate it, then checkpoint it, then save it.
         if cfg.eval.every:
             evaluation.evaluate(model)
-            model.logger.dump(model.num_timesteps)
+        model.logger.dump(model.num_timesteps)
+        checkpoints.save(model)
         save_model(model, run_dir / "final_model.zip")
     finally:
         try:
@@ -200,6 +226,50 @@ def main(cfg: Config, *, resume: str | Path | None = None, command: Sequence[str
             model.logger.close()
     _report(run_dir, evaluation.results if cfg.eval.every else None, model.num_timesteps)
     return run_dir
+
+
+def _load_newest_checkpoint(folder: Path, venv, *, device: str):
+    """The newest checkpoint in ``folder`` that loads, and its state. One that does not (a
+    broken file, or a state file missing because the run stopped while writing it) is renamed
+    ``*.broken`` and the next older one is tried; each fallback is printed."""
+    from sb3_contrib import MaskablePPO
+
+    from train.callbacks import checkpoint_files, read_checkpoint_state
+
+    skipped = []
+    for steps, path in checkpoint_files(folder):
+        try:
+            state = read_checkpoint_state(path)
+            model = MaskablePPO.load(str(path), env=venv, device=device)
+        except Exception as exc:  # noqa: BLE001 - any unreadable checkpoint: fall back to an older one
+            reason = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+            print(f"warning: checkpoint {path} cannot be loaded ({reason}); trying an older one",
+                  file=sys.stderr, flush=True)
+            for part in (path, path.with_suffix(".json")):
+                if part.exists():
+                    part.replace(part.with_name(part.name + ".broken"))
+            skipped.append(steps)
+            continue
+        if skipped:
+            print(f"resuming from {path.name} ({steps} timesteps) instead of the newest checkpoint",
+                  file=sys.stderr, flush=True)
+        return model, state
+    raise ConfigError(f"no checkpoint in {folder} can be loaded (the broken ones are renamed *.broken)")
+
+
+def _tensorboard_logger(folder: Path, *, purge_step: int | None):
+    """SB3's logger writing TensorBoard events to ``folder``. ``purge_step``: TensorBoard hides
+    the points at that step or later logged before (SB3's ``configure`` cannot pass it)."""
+    from stable_baselines3.common.logger import Logger, TensorBoardOutputFormat
+    from torch.utils.tensorboard import SummaryWriter
+
+    class TensorBoard(TensorBoardOutputFormat):
+        def __init__(self) -> None:
+            self.writer = SummaryWriter(log_dir=str(folder), purge_step=purge_step)
+            self._is_closed = False
+
+    folder.mkdir(parents=True, exist_ok=True)
+    return Logger(folder=str(folder), output_formats=[TensorBoard()])
 
 
 def _eval_layout(model, cfg: Config) -> None:
@@ -235,21 +305,34 @@ def _report(run_dir: Path, results, timesteps: int) -> None:
           f"random call raise tag")
 
 
+# What ``--set`` may change on ``--resume``: the rest (env, ppo, seed, names) is the checkpoint's.
+RESUME_SETTABLE = ("run.total_timesteps", "run.checkpoint_every", "run.keep_checkpoints", "eval.", "opponents.")
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with a one-line usage error (exit code 2) instead of the usage block."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
+
+
 def parse_args(argv: Sequence[str] | None = None) -> tuple[Config, Path | None, bool]:
     """The config a command line asks for; a bad config raises ConfigError."""
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
+        prog="train/ppo.py",
         description="Train a stud poker agent with MaskablePPO.", formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog="Writes runs/<config>__s<seed>__<time>/ (config.yaml, command.txt, git_commit.txt, tb/, "
                "checkpoints/,\nfinal_model.zip, eval.csv). Watch it with: tensorboard --logdir runs\n"
-               "A bad config exits with code 2.")
+               "A usage error or a bad config exits with code 2; --resume of a finished run exits with 0.")
     parser.add_argument("--config", help="a YAML experiment, e.g. configs/soko_ppo.yaml")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", dest="overrides",
                         help="override a config key, e.g. --set ppo.learning_rate=1e-4 (repeatable)")
     parser.add_argument("--seed", type=int, default=None, help="override run.seed")
     parser.add_argument("--resume", metavar="RUN_FOLDER",
                         help="continue a run from its newest checkpoint and opponent pool, with its "
-                             "config.yaml; --set can raise run.total_timesteps or change eval.*, "
-                             "while the PPO settings come from the checkpoint")
+                             "config.yaml; --set can change run.total_timesteps, run.checkpoint_every, "
+                             "run.keep_checkpoints, eval.* and opponents.* (saved in config.yaml), "
+                             "the rest comes from the checkpoint")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     args = parser.parse_args(argv)
     if args.resume:
@@ -259,9 +342,17 @@ def parse_args(argv: Sequence[str] | None = None) -> tuple[Config, Path | None, 
             parser.error("--resume keeps the run's seed; leave out --seed")
         run_dir = Path(args.resume)
         data = read_yaml(run_dir / "config.yaml")
+        before = config_from_dict(data)
         for assignment in args.overrides:
+            key = assignment.partition("=")[0].strip()
+            if not any(key == k or (k.endswith(".") and key.startswith(k)) for k in RESUME_SETTABLE):
+                raise ConfigError(f"--set {key} cannot change on --resume (the checkpoint keeps the env, ppo "
+                                  f"and seed settings); these can: run.total_timesteps, run.checkpoint_every, "
+                                  f"run.keep_checkpoints, eval.*, opponents.*")
             apply_override(data, assignment)
         cfg = config_from_dict(data)
+        for key, old, new in _changes(before, cfg):
+            print(f"--resume: {key} {old!r} -> {new!r}", flush=True)
         return cfg, run_dir, not args.no_progress
     if not args.config:
         parser.error("give --config CONFIG.yaml (or --resume RUN_FOLDER)")
@@ -269,16 +360,39 @@ def parse_args(argv: Sequence[str] | None = None) -> tuple[Config, Path | None, 
     return cfg, None, not args.no_progress
 
 
+def _changes(before: Config, after: Config) -> list[tuple[str, object, object]]:
+    """The dotted keys whose values differ between two configs, with both values."""
+    from train.config import config_to_dict
+
+    def flat(data: dict, prefix: str = "") -> dict:
+        out = {}
+        for k, v in data.items():
+            if isinstance(v, dict) and k != "baselines":
+                out.update(flat(v, f"{prefix}{k}."))
+            else:
+                out[f"{prefix}{k}"] = v
+        return out
+
+    a, b = flat(config_to_dict(before)), flat(config_to_dict(after))
+    return [(k, a[k], b[k]) for k in a if a[k] != b[k]]
+
+
 def cli(argv: Sequence[str] | None = None) -> int:
+    """The command line: 0 when the run trained (or was finished already), 2 for a usage or
+    config error, 130 after Ctrl-C."""
     # Ctrl-C must reach the training loop (it saves a checkpoint), even when the shell started
     # this process with SIGINT ignored (a background job).
     signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         cfg, resume, progress = parse_args(argv)
-        main(cfg, resume=resume, progress=progress)
+        command = None if argv is None else [sys.executable, "train/ppo.py", *argv]
+        main(cfg, resume=resume, command=command, progress=progress)
     except ConfigError as exc:
         print(f"config error: {exc}", file=sys.stderr)
         return 2
+    except RunFinished as exc:
+        print(exc, flush=True)
+        return 0
     except KeyboardInterrupt:
         return 130
     return 0
