@@ -186,7 +186,7 @@ def resolve_checkpoint(path: str | Path) -> Path:
         return path
     if path.suffix != ".zip" and path.with_suffix(path.suffix + ".zip").is_file():
         return path.with_suffix(path.suffix + ".zip")
-    raise ValueError(f"no such file or folder: {path}")
+    raise ValueError(f"no checkpoint at {path}: no such file or folder")
 
 
 def _model_sizes(path: Path) -> tuple[int, int]:

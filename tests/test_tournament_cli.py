@@ -63,7 +63,7 @@ def _usage_error(argv, capsys) -> str:
 
 
 @pytest.mark.parametrize("spec, game, message", [
-    ("ppo:{root}/runs/missing.zip", "soko", "no such file or folder: {root}/runs/missing.zip"),
+    ("ppo:{root}/runs/missing.zip", "soko", "no checkpoint at {root}/runs/missing.zip: no such file or folder"),
     ("ppo:{root}/runs/unfinished", "soko",
      "{root}/runs/unfinished is a folder without final_model.zip (training has not finished; its "
      "checkpoints: {root}/runs/unfinished/checkpoints/ckpt_512.zip, ...)"),
