@@ -1,5 +1,8 @@
 """Trained policies as agents: ``ppo:PATH`` loads a MaskablePPO checkpoint (sb3-contrib).
 
+``PATH`` is a model ``.zip`` (the suffix may be left out, as SB3 allows) or a training run
+folder, whose ``final_model.zip`` is loaded (``agents.registry.resolve_checkpoint``).
+
 The policy's input is the env's observation vector, so this agent encodes the game with
 ``envs.observation.ObservationEncoder`` (``ObservationEncoder(rules).encode(game, seat)``), the
 same encoder the training env uses. The encoder takes a :class:`Game`: the tournament calls
@@ -42,12 +45,9 @@ class PPOAgent(Agent):
         if self._model is None:
             from sb3_contrib import MaskablePPO
 
-            path = self.path
-            if not path.exists() and path.with_suffix(".zip").exists():
-                path = path.with_suffix(".zip")
-            if not path.exists():
-                raise FileNotFoundError(f"ppo: no checkpoint at {self.path}")
-            self._model = MaskablePPO.load(str(path), device="cpu")
+            from agents.registry import resolve_checkpoint
+
+            self._model = MaskablePPO.load(str(resolve_checkpoint(self.path)), device="cpu")
         return self._model
 
     def _encoder(self, rules, num_players: int):

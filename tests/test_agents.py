@@ -12,7 +12,7 @@ import pytest
 from agents.base import Agent, choose_action, game_from_view
 from agents.equity import equity
 from agents.heuristic import TagAgent
-from agents.registry import check_spec, make_agent, parse_spec
+from agents.registry import canonical_spec, check_spec, display_name, make_agent, parse_spec
 from envs.actions import action_mask, apply_action
 from envs.engine.cards import parse_cards
 from envs.engine.game import Game
@@ -218,12 +218,47 @@ def test_bad_specs_are_clear_errors(spec, words):
         assert w in str(info.value)
 
 
-def test_check_spec_finds_missing_checkpoints(tmp_path):
-    with pytest.raises(FileNotFoundError, match="no checkpoint"):
+def test_check_spec_finds_missing_and_broken_checkpoints(tmp_path):
+    with pytest.raises(ValueError, match=f"^agent 'ppo:{tmp_path}/missing.zip': no checkpoint at "
+                                         f"{tmp_path}/missing.zip: no such file or folder$"):
         check_spec(f"ppo:{tmp_path}/missing.zip")
     (tmp_path / "m.zip").write_bytes(b"")
-    check_spec(f"ppo:{tmp_path}/m.zip")
-    check_spec(f"ppo:{tmp_path}/m")  # SB3 adds .zip itself
+    with pytest.raises(ValueError, match=f"{tmp_path}/m.zip is not a model: not a zip file"):
+        check_spec(f"ppo:{tmp_path}/m.zip")
+    with pytest.raises(ValueError, match=f"{tmp_path}/m.zip is not a model"):
+        check_spec(f"ppo:{tmp_path}/m")  # SB3 adds .zip itself: the same file
+    with pytest.raises(ValueError, match=f"^agent 'ppo:{tmp_path}': {tmp_path} is a folder without final_model.zip$"):
+        check_spec(f"ppo:{tmp_path}")
+
+
+def test_check_spec_reads_the_model_and_compares_it_with_the_game(ppo_spec):
+    path = ppo_spec[4:].split(",")[0]
+    check_spec(ppo_spec)                                   # a model: fine without rules
+    check_spec(ppo_spec, RULES["soko"])
+    with pytest.raises(ValueError) as info:
+        check_spec(ppo_spec, RULES["follow_the_bitch"])
+    assert str(info.value) == (f"agent {ppo_spec!r}: {path} was trained for soko or soko_nordic, "
+                               f"observation 606; this tournament plays follow_the_bitch, 590")
+
+
+def test_display_names_are_short_and_name_overrides_them():
+    assert display_name("ppo:runs/soko_ppo__s0__20260101-120000/final_model.zip") == "soko_ppo__s0__20260101-120000"
+    assert display_name("ppo:/abs/runs/r1/checkpoints/ckpt_512.zip,deterministic=false") == "r1/ckpt_512"
+    assert display_name("ppo:runs/r1/final_model.zip,name=mine") == "mine"
+    assert display_name("equity:samples=50,name=eq50") == "eq50" and display_name(" tag ") == "tag"
+    agent = make_agent("equity:samples=50,name=eq50")        # name= is not a constructor option
+    assert agent.samples == 50
+
+
+def test_canonical_specs_resolve_ppo_paths(tmp_path, monkeypatch):
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "final_model.zip").write_bytes(b"")
+    monkeypatch.chdir(tmp_path)
+    want = f"ppo:{run / 'final_model.zip'},deterministic=false"
+    for spec in ["ppo:run/final_model.zip,deterministic=false", f"ppo:{run},deterministic=false",
+                 "ppo:./run/final_model,deterministic=no,name=x"]:
+        assert canonical_spec(spec) == want
 
 
 # ---------------------------------------------------------------------------------------------

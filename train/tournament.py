@@ -35,7 +35,9 @@ CPU per hand.
 
 **Reproducibility.** Deck orders and each agent's per-hand generator seed come from
 ``numpy.random.SeedSequence(seed, spawn_key=(match key, group))``, where the match key is a
-CRC-32 of the agents' names at the table; every hand is played from scratch (agents are
+CRC-32 of the agents' display names at the table (``agents.registry.display_name``: ``tag``, a
+``ppo`` model's run folder, or ``name=...``), so a model gets the same deals whether its path is
+written relative or absolute, as a folder or as its ``final_model.zip``; every hand is played from scratch (agents are
 re-seeded by ``Agent.reset`` before each hand). In duplicate mode an agent gets the same seed
 in every seating of a deal (common random numbers: the random agent's coin flips are replayed
 too, which cancels more of its luck); with ``--no-duplicate`` every hand has its own seeds. Work is split into chunks of groups for
@@ -47,11 +49,20 @@ result in big bets over the group's hands (heads-up: over the two seatings). A m
 the mean over groups, times 100 (big bets per 100 hands, bb/100), with a 95% interval from
 Student's t distribution on the groups (``mean_ci``). The cross-table cell (A, B) is, over
 the matches where both sit, the mean of half the difference of their group results (heads-up
-exactly A's result against B); the ranking averages an agent's matches, with the standard
+exactly A's result against B, with the same interval: the degrees of freedom the luck
+correction's fitted coefficients cost are taken off here too); the ranking averages an agent's matches, with the standard
 errors of the independent matches combined (``combine``).
 
-**Outputs** under ``runs/tournaments/<name>/``: ``results.json`` (config, rules, every match,
-cross-table, ranking, timing), ``crosstable.csv`` (bb/100 of the row agent against the column
+**Names and checks.** Agents appear under their display names; two different agents with the
+same display name are refused (tell them apart with ``name=...``), the same agent given twice is
+numbered (``random``, ``random#2``: fills seats at a table). Every spec is checked when the
+arguments are parsed (``agents.registry.check_spec``: a ``ppo`` model must exist and have this
+game's observation and action sizes); any usage error exits with code 2 and one line.
+
+**Outputs** under ``runs/tournaments/<name>/`` (by default game, rules overrides, players,
+scheme, seed and time, e.g. ``follow_the_bitch_low_chicago=true_3p_dup_seed0_<time>``):
+``results.json`` (config, rules, the agents' names with their specs as given and canonical
+(``ppo`` paths absolute), every match, cross-table, ranking, timing), ``crosstable.csv`` (bb/100 of the row agent against the column
 agent, then its result against the field), ``crosstable.png`` (a heat map with the intervals)
 and, with ``--histories N``, the first N hand histories of each match in ``histories/``.
 
@@ -87,7 +98,8 @@ if __package__ in (None, ""):  # run as a script: make the repository importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from agents.base import Agent, choose_action  # noqa: E402
-from agents.registry import describe_agents, make_agent, parse_spec  # noqa: E402
+from agents.registry import (canonical_spec, check_spec, describe_agents, display_name,  # noqa: E402
+                             make_agent, parse_spec)
 from envs.actions import action_mask, apply_action  # noqa: E402
 from envs.engine.game import Game  # noqa: E402
 from envs.engine.rules import RULES, Rules, get_rules  # noqa: E402
@@ -181,7 +193,7 @@ class Estimate:
 
     def as_dict(self) -> dict[str, float]:
         return {"mean": self.mean, "ci95_low": self.low, "ci95_high": self.high,
-                "half_width": self.half_width, "se": self.se, "groups": self.n}
+                "half_width": self.half_width, "se": self.se, "groups": self.n, "df": self.df}
 
 
 def mean_ci(values: Sequence[float], confidence: float = 0.95, fitted: int = 0) -> Estimate:
@@ -229,11 +241,14 @@ def combine(parts: Sequence[Estimate], confidence: float = 0.95) -> Estimate:
 @dataclass(frozen=True)
 class _Match:
     index: int
-    names: tuple[str, ...]  # agent names in table order (position i)
+    names: tuple[str, ...]       # agent labels in table order (position i): the result keys
+    seed_names: tuple[str, ...]  # their display names (agents.registry.display_name), same order
 
     @property
     def key(self) -> int:
-        return zlib.crc32("|".join(self.names).encode())
+        """The match's seed key: a CRC-32 of the display names at the table, so the deals do
+        not depend on how a ``ppo`` path is spelt (relative or absolute, folder or zip)."""
+        return zlib.crc32("|".join(self.seed_names).encode())
 
 
 class _Runner:
@@ -456,6 +471,7 @@ class TournamentResult:
     warm_up_seconds: float
     raw_crosstable: dict[str, dict[str, Estimate]] | None = None  # without the luck correction
     raw_field: dict[str, Estimate] | None = None
+    specs: dict[str, tuple[Any, str]] = field(default_factory=dict)  # name -> (spec, canonical spec)
 
     @property
     def hands(self) -> int:
@@ -481,6 +497,8 @@ class TournamentResult:
             "seconds": self.seconds,
             "warm_up_seconds": self.warm_up_seconds,
             "hands_per_second": self.hands_per_second,
+            "agents": [{"name": a, "spec": str(self.specs[a][0]), "canonical": self.specs[a][1]}
+                       if a in self.specs else {"name": a} for a in self.agents],
             "ranking": _ranking_dict(self.agents, self.field),
             "crosstable": _cross_dict(self.crosstable),
             "matches": [m.as_dict() for m in self.matches],
@@ -501,7 +519,11 @@ def _cross_dict(cross: dict[str, dict[str, Estimate]]) -> dict[str, dict[str, di
 
 
 def _summarize(agents: tuple[str, ...], matches: list[MatchResult], raw: bool = False) -> tuple[dict, dict]:
-    """Cross-table and results against the field (``raw``: without the luck correction)."""
+    """Cross-table and results against the field (``raw``: without the luck correction).
+
+    A cell's interval uses the same degrees of freedom as its matches' own estimates (minus the
+    luck correction's fitted coefficients), so heads-up the cell (A, B) is exactly A's match
+    estimate: one interval per pair, in the table, the picture and ``matches[]`` alike."""
     cross: dict[str, dict[str, Estimate]] = {a: {} for a in agents}
     for a, b in itertools.permutations(agents, 2):
         parts = []
@@ -509,7 +531,8 @@ def _summarize(agents: tuple[str, ...], matches: list[MatchResult], raw: bool = 
             if a in m.agents and b in m.agents:
                 i, j = m.agents.index(a), m.agents.index(b)
                 values = m.raw_group_results if raw else m.group_results
-                parts.append(mean_ci((values[:, i] - values[:, j]) / 2).scaled(100.0))
+                fitted = 0 if raw else m.luck_fitted
+                parts.append(mean_ci((values[:, i] - values[:, j]) / 2, fitted=fitted).scaled(100.0))
         if parts:
             cross[a][b] = combine(parts)
     field_ = {a: combine([(m.raw_estimates if raw else m.estimates)[a] for m in matches if a in m.agents])
@@ -521,20 +544,46 @@ def _summarize(agents: tuple[str, ...], matches: list[MatchResult], raw: bool = 
 # The API
 
 
-def _unique_names(specs: Sequence[str | Agent]) -> tuple[list[str], dict[str, Any]]:
-    names, agents = [], {}
+@dataclass(frozen=True)
+class _Seat:
+    """One agent of a match or tournament: ``label`` keys its results, ``name`` is its display
+    name (the seed key), ``spec`` what was asked for, ``canonical`` one spelling per agent."""
+
+    label: str
+    name: str
+    spec: str | Agent
+    canonical: str
+
+
+def _number(base: str, taken) -> str:
+    name, k = base, 2
+    while name in taken:
+        name, k = f"{base}#{k}", k + 1
+    return name
+
+
+def _seats(specs: Sequence[str | Agent], *, label_by_spec: bool = False) -> list[_Seat]:
+    """The agents with their names. The same agent given twice (the same canonical spec: a
+    relative and an absolute path are the same) is numbered ``tag``, ``tag#2``; two different
+    agents with the same display name are a ValueError. ``label_by_spec``: results keyed by the
+    spec strings as given (``play_match``, for training's evaluation), else by display name."""
+    seats: list[_Seat] = []
+    owner: dict[str, str] = {}   # display name -> canonical spec
     for spec in specs:
         if isinstance(spec, str):
-            parse_spec(spec)  # a clear error before any work
-            base = spec.strip()
+            canonical = canonical_spec(spec)  # a clear error for a bad spec before any work
         else:
-            base = getattr(spec, "name", type(spec).__name__)
-        name, k = base, 2
-        while name in agents:
-            name, k = f"{base}#{k}", k + 1
-        names.append(name)
-        agents[name] = spec
-    return names, agents
+            canonical = f"object:{id(spec)}"
+        base = display_name(spec)
+        if owner.setdefault(base, canonical) != canonical and not label_by_spec:
+            first = next(s.spec for s in seats if s.name == base)
+            hint = ("give them different name=..." if "name" in parse_spec(spec)[1]
+                    else f"tell them apart with name=..., e.g. {spec.strip()},name={base}-2")
+            raise ValueError(f"agents {first!r} and {spec!r} are both named {base!r}; {hint}")
+        name = _number(base, {s.name for s in seats})
+        label = _number(spec.strip(), {s.label for s in seats}) if label_by_spec and isinstance(spec, str) else name
+        seats.append(_Seat(label, name, spec, canonical))
+    return seats
 
 
 def _workers(workers: int) -> int:
@@ -549,21 +598,22 @@ def play_match(rules: Rules | str, agents: Sequence[str | Agent], *, hands: int,
     :class:`Agent` objects (picklable ones when ``workers > 1``).
 
     Training uses this to evaluate a checkpoint: ``play_match("soko", ["ppo:runs/x/model.zip",
-    "tag"], hands=2000).estimates["ppo:runs/x/model.zip"]``. ``luck_correction=True``
+    "tag"], hands=2000).estimates["ppo:runs/x/model.zip"]``: results are keyed by the specs as
+    given, the deals by the display names (as in a tournament). ``luck_correction=True``
     subtracts the luck of the cards and of known policies' coin flips (``train/luck.py``;
     narrower intervals for about 2.6 ms more CPU per Soko hand; ``raw_estimates`` keeps the
     plain numbers, ``luck_fitted`` says how many coefficients were fitted). It is off here by
     default so that training's periodic evaluations keep their cost; tournaments turn it on.
     """
     rules = get_rules(rules, **rule_overrides)
-    names, table = _unique_names(agents)
-    n = len(names)
+    seats = _seats(agents, label_by_spec=True)
+    n = len(seats)
     groups = max(1, math.ceil(hands / n))
-    match = _Match(0, tuple(names))
+    match = _Match(0, tuple(s.label for s in seats), tuple(s.name for s in seats))
     chips, features, texts, seconds = _play_all(
-        rules, n, table, [match], groups, seed=seed, duplicate=duplicate, workers=_workers(workers),
-        histories=histories, progress=progress, luck=luck_correction)
-    return _match_result(tuple(names), chips[0], features[0] if luck_correction else None,
+        rules, n, {s.label: s.spec for s in seats}, [match], groups, seed=seed, duplicate=duplicate,
+        workers=_workers(workers), histories=histories, progress=progress, luck=luck_correction)
+    return _match_result(match.names, chips[0], features[0] if luck_correction else None,
                          rules, texts[0], seconds)
 
 
@@ -599,15 +649,11 @@ def luck_default(rules: Rules) -> bool:
 
 def run_tournament(cfg: TournamentConfig) -> TournamentResult:
     """Play every match of ``cfg`` and compute the cross-table and ranking (writes nothing)."""
-    rules = get_rules(cfg.game, **cfg.rules)
+    rules, seats = check_config(cfg)
     n = cfg.players
-    if not rules.min_players <= n <= rules.max_players:
-        raise ValueError(f"{rules.name} takes {rules.min_players} to {rules.max_players} players, not {n}")
-    names, agents = _unique_names(cfg.agents)
-    if len(names) < n:
-        raise ValueError(f"{n} players need at least {n} agents; got {len(names)} "
-                         f"(repeat a spec, e.g. --agents tag random random, to fill seats)")
-    matches = [_Match(i, t) for i, t in enumerate(itertools.combinations(names, n))]
+    names = [s.name for s in seats]
+    agents = {s.name: s.spec for s in seats}
+    matches = [_Match(i, t, t) for i, t in enumerate(itertools.combinations(names, n))]
     groups = max(1, math.ceil(cfg.hands / n))
     start = time.perf_counter()
     luck = luck_default(rules) if cfg.luck_correction is None else cfg.luck_correction
@@ -620,7 +666,29 @@ def run_tournament(cfg: TournamentConfig) -> TournamentResult:
                for k, (m, c, t) in enumerate(zip(matches, chips, texts))]
     cross, field_ = _summarize(tuple(names), results)
     raw = _summarize(tuple(names), results, raw=True) if luck else (None, None)
-    return TournamentResult(cfg, rules, tuple(names), results, cross, field_, seconds, warm, *raw)
+    return TournamentResult(cfg, rules, tuple(names), results, cross, field_, seconds, warm, *raw,
+                            specs={s.name: (s.spec, s.canonical) for s in seats})
+
+
+def check_config(cfg: TournamentConfig) -> tuple[Rules, list[_Seat]]:
+    """The rules and the agents of ``cfg``, or a one-line ValueError for anything that cannot
+    be played: the rules overrides, the number of players, an agent spec (a ``ppo`` model that
+    is missing or was trained for another game: ``agents.registry.check_spec``), two agents
+    with the same display name. ``parse_args`` turns these into usage errors (exit code 2)."""
+    try:
+        rules = get_rules(cfg.game, **cfg.rules)
+    except TypeError as exc:  # a field Rules does not have
+        raise ValueError(str(exc)) from None
+    n = cfg.players
+    if not rules.min_players <= n <= rules.max_players:
+        raise ValueError(f"{cfg.game} takes {rules.min_players} to {rules.max_players} players, not {n}")
+    for spec in cfg.agents:
+        check_spec(spec, rules)
+    seats = _seats(cfg.agents)
+    if len(seats) < n:
+        raise ValueError(f"{n} players need at least {n} agents; got {len(seats)} "
+                         f"(repeat a spec, e.g. --agents tag random random, to fill seats)")
+    return rules, seats
 
 
 # ---------------------------------------------------------------------------------------------
@@ -652,21 +720,29 @@ def format_table(result: TournamentResult) -> str:
         hands = sum(m.hands for m in result.matches if a in m.agents)
         lines.append(f"  {i + 1:<2} {a.ljust(width)}{e.mean:>+9.1f}  [{e.low:>+8.1f}, {e.high:>+8.1f}]  {hands:>8}")
     lines += ["", "Cross-table: row agent against column agent (bb/100 ± 95% half-width)"]
-    cell = max(14, width)
-    lines.append(" " * width + "".join(b.rjust(cell) for b in result.agents))
-    for a in result.agents:
-        lines.append(a.ljust(width) + "".join(_fmt(result.crosstable[a].get(b), cell) if a != b
-                                              else ".".rjust(cell) for b in result.agents))
+    lines += _cross_lines(result.agents, result.crosstable)
     if result.raw_crosstable is not None:
         lines += ["", "Without the luck correction (raw results)"]
-        lines.append(" " * width + "".join(b.rjust(cell) for b in result.agents))
-        for a in result.agents:
-            lines.append(a.ljust(width) + "".join(_fmt(result.raw_crosstable[a].get(b), cell) if a != b
-                                                  else ".".rjust(cell) for b in result.agents))
+        lines += _cross_lines(result.agents, result.raw_crosstable)
     lines += ["", f"{result.hands} hands in {result.seconds:.1f} s "
               f"({result.hands_per_second:.0f} hands/s, {_workers(cfg.workers)} workers; "
               f"warm-up {result.warm_up_seconds:.1f} s)"]
     return "\n".join(lines)
+
+
+def _cross_lines(agents: Sequence[str], cross: dict[str, dict[str, Estimate]]) -> list[str]:
+    """The cross-table's lines: columns headed by the agents' names when every name fits a
+    14-character cell, otherwise by numbers that the rows carry in front of the names."""
+    cell = 14
+    numbered = max(len(a) for a in agents) > cell - 1
+    rows = [f"{i + 1:>2} {a}" if numbered else a for i, a in enumerate(agents)]
+    heads = [str(i + 1) if numbered else a for i, a in enumerate(agents)]
+    width = max(len(r) for r in rows) + 2
+    lines = [" " * width + "".join(h.rjust(cell) for h in heads)]
+    for a, row in zip(agents, rows):
+        lines.append(row.ljust(width) + "".join(_fmt(cross[a].get(b), cell) if a != b else ".".rjust(cell)
+                                                for b in agents))
+    return lines
 
 
 def _write_csv(result: TournamentResult, path: Path) -> None:
@@ -684,6 +760,17 @@ def _write_csv(result: TournamentResult, path: Path) -> None:
 
 
 def _write_png(result: TournamentResult, path: Path) -> None:
+    import matplotlib.pyplot as plt
+
+    fig = crosstable_figure(result)
+    fig.savefig(path, dpi=150)
+    plt.close(fig)
+
+
+def crosstable_figure(result: TournamentResult):
+    """The cross-table as a heat map (a matplotlib Figure, Agg backend). The figure is sized
+    from the number of agents and the longest name, and matplotlib's constrained layout places
+    the tick labels, the title and the colour bar so that none covers another."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -697,8 +784,14 @@ def _write_png(result: TournamentResult, path: Path) -> None:
             e = result.crosstable[a].get(b)
             if e is not None:
                 grid[i, j] = e.mean
-    limit = np.nanmax(np.abs(grid)) if np.isfinite(grid).any() else 1.0
-    fig, ax = plt.subplots(figsize=(1.6 + 1.3 * k, 1.2 + 1.1 * k))
+    limit = float(np.nanmax(np.abs(grid))) if np.isfinite(grid).any() else 1.0
+    limit = limit or 1.0
+    longest = max(len(a) for a in agents)
+    label_inches = 0.075 * longest   # 8-point text: about 0.075 inch a character
+    cell = 0.95
+    fig = plt.figure(figsize=(max(5.0, 1.6 + label_inches + cell * k),
+                              max(3.5, 1.3 + 0.7 * label_inches + cell * k)), layout="constrained")
+    ax = fig.add_subplot()
     image = ax.imshow(grid, cmap="RdBu", vmin=-limit, vmax=limit)
     for i, a in enumerate(agents):
         for j, b in enumerate(agents):
@@ -706,19 +799,17 @@ def _write_png(result: TournamentResult, path: Path) -> None:
             if e is not None:
                 ax.text(j, i, f"{e.mean:+.1f}\n±{e.half_width:.1f}", ha="center", va="center", fontsize=8,
                         color="white" if abs(e.mean) > 0.6 * limit else "black")
-    ax.set_xticks(range(k), agents, rotation=30, ha="right")
-    ax.set_yticks(range(k), agents)
+    ax.set_xticks(range(k), agents, rotation=45, ha="right", rotation_mode="anchor", fontsize=8)
+    ax.set_yticks(range(k), agents, fontsize=8)
     ax.set_xlabel("opponent")
     ax.set_ylabel("agent")
     scheme = "duplicate" if result.config.duplicate else "no duplicate"
     if result.config.luck_correction:
         scheme += ", luck-corrected"
-    ax.set_title(f"{result.rules.name}, {result.config.players} players, {scheme}: bb/100 (95% CI)",
-                 fontsize=9)
-    fig.colorbar(image, ax=ax, label="bb/100")
-    fig.tight_layout()
-    fig.savefig(path, dpi=150)
-    plt.close(fig)
+    fig.suptitle(f"{result.rules.name}, {result.config.players} players, {scheme}\n"
+                 f"bb/100 of the row agent against the column agent (95% CI)", fontsize=9)
+    fig.colorbar(image, ax=ax, label="bb/100", shrink=0.8)
+    return fig
 
 
 def _slug(text: str) -> str:
@@ -739,15 +830,32 @@ def write_outputs(result: TournamentResult, folder: Path, argv: Sequence[str] | 
             (hist / f"{_slug('_vs_'.join(m.agents))}.txt").write_text("\n".join(m.histories))
 
 
+def default_name(cfg: TournamentConfig, when: datetime | None = None) -> str:
+    """The run folder's name: game, rules overrides, players, scheme, seed and time.
+
+    >>> default_name(TournamentConfig(game="follow_the_bitch", rules={"low_chicago": True}, players=3,
+    ...                               luck_correction=False), datetime(2026, 1, 2, 3, 4, 5))
+    'follow_the_bitch_low_chicago=true_3p_dup_seed0_20260102-030405'
+    """
+    rules = "".join(f"_{_slug(f'{k}={_rule_text(v)}')}" for k, v in sorted(cfg.rules.items()))
+    return (f"{cfg.game}{rules}_{cfg.players}p_{'dup' if cfg.duplicate else 'plain'}"
+            f"{'_luck' if cfg.luck_correction else ''}_seed{cfg.seed}_{when or datetime.now():%Y%m%d-%H%M%S}")
+
+
+def _rule_text(value: Any) -> str:
+    if isinstance(value, bool) or value is None:
+        return str(value).lower()
+    if isinstance(value, (tuple, list)):
+        return ",".join(f"{x:g}" if isinstance(x, float) else str(x) for x in value)
+    return str(value)
+
+
 def main(cfg: TournamentConfig, argv: Sequence[str] | None = None) -> TournamentResult:
     """Run the tournament, print the tables and (``cfg.write``) write the run folder."""
     result = run_tournament(cfg)
     print(format_table(result))
     if cfg.write:
-        name = cfg.name or (f"{cfg.game}_{cfg.players}p_{'dup' if cfg.duplicate else 'plain'}"
-                            f"{'_luck' if result.config.luck_correction else ''}_"
-                            f"seed{cfg.seed}_{datetime.now():%Y%m%d-%H%M%S}")
-        folder = Path(cfg.out_dir) / name
+        folder = Path(cfg.out_dir) / (cfg.name or default_name(result.config))
         write_outputs(result, folder, argv)
         print(f"\nWrote {folder}/results.json, crosstable.csv, crosstable.png"
               + (", histories/" if cfg.histories else ""))
@@ -768,19 +876,39 @@ def _rule_value(rules: Rules, key: str, text: str) -> Any:
             return False
         raise ValueError(f"--rule {key}= takes true or false, not {text!r}")
     if isinstance(current, int):
-        return int(text)
+        try:
+            return int(text)
+        except ValueError:
+            raise ValueError(f"--rule {key}= takes a whole number, not {text!r}") from None
     if isinstance(current, tuple) and key in ("spread_sizes", "pot_fractions"):
-        return tuple(float(x) for x in text.split(","))
+        try:
+            return tuple(float(x) for x in text.split(","))
+        except ValueError:
+            raise ValueError(f"--rule {key}= takes numbers separated by commas, not {text!r}") from None
     if low in ("none", "null"):
         return None
     return text
 
 
+class _Parser(argparse.ArgumentParser):
+    """Usage errors in one line, ``tournament.py: error: ...``, and exit code 2 (argparse's own
+    errors, such as ``--players x``, included)."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
 def parse_args(argv: Sequence[str] | None = None) -> TournamentConfig:
-    parser = argparse.ArgumentParser(
+    """The tournament a command line asks for, checked (:func:`check_config`) before anything
+    is played: any usage error (an unknown option or rule, a bad value, a bad agent spec or
+    ``ppo`` model, a player count the game or the agents cannot seat) exits with code 2 and one
+    line."""
+    parser = _Parser(
+        prog="tournament.py",
         description="Duplicate tournament between agents.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog="agents:\n" + describe_agents() + f"\ngames: {', '.join(RULES)}")
+        epilog="agents:\n" + describe_agents() + f"\ngames: {', '.join(RULES)}\n"
+               "Usage errors exit with code 2.")
     parser.add_argument("--game", default="soko", choices=sorted(RULES))
     parser.add_argument("--agents", nargs="+", default=["tag", "equity", "random", "call"], metavar="SPEC")
     parser.add_argument("--hands", type=int, default=20000, help="hands per match (default 20000)")
@@ -812,24 +940,26 @@ def parse_args(argv: Sequence[str] | None = None) -> TournamentConfig:
             overrides[key.strip()] = _rule_value(base, key.strip(), value)
         except ValueError as exc:
             parser.error(str(exc))
-    for spec in args.agents:
-        try:
-            parse_spec(spec)
-        except ValueError as exc:
-            parser.error(str(exc))
     if args.hands < 1:
         parser.error("--hands must be at least 1")
-    return TournamentConfig(game=args.game, agents=list(args.agents), hands=args.hands,
-                            players=args.players, seed=args.seed, rules=overrides,
-                            duplicate=not args.no_duplicate, luck_correction=args.luck_correction,
-                            workers=args.workers, name=args.name,
-                            out_dir=args.out, histories=args.histories,
-                            progress=not args.no_progress, write=not args.no_write)
+    if args.histories < 0:
+        parser.error("--histories must be at least 0")
+    cfg = TournamentConfig(game=args.game, agents=list(args.agents), hands=args.hands,
+                           players=args.players, seed=args.seed, rules=overrides,
+                           duplicate=not args.no_duplicate, luck_correction=args.luck_correction,
+                           workers=args.workers, name=args.name,
+                           out_dir=args.out, histories=args.histories,
+                           progress=not args.no_progress, write=not args.no_write)
+    try:
+        check_config(cfg)
+    except ValueError as exc:
+        parser.error(str(exc))
+    return cfg
 
 
 if __name__ == "__main__":
     config = parse_args()
     try:
         main(config, argv=sys.argv)
-    except ValueError as exc:
-        sys.exit(f"error: {exc}")
+    except ValueError as exc:  # not a usage error (those exit 2 above): a failure while playing
+        sys.exit(f"tournament.py: {exc}")
