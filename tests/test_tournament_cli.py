@@ -107,7 +107,7 @@ def test_a_run_folder_plays_its_final_model(runs):
      "3 players need at least 3 agents; got 2 (repeat a spec, e.g. --agents tag random random, to fill seats)"),
     (["--players", "x"], "argument --players: invalid int value: 'x'"),
     (["--rule", "ante=abc"], "--rule ante= takes a whole number, not 'abc'"),
-    (["--rule", "betting=foo"], "soko: betting must be one of fixed_limit, spread_limit, pot_limit, no_limit, not 'foo'"),
+    (["--rule", "betting=foo"], "soko: betting must be 'fixed_limit', 'spread_limit', 'pot_limit' or 'no_limit', not 'foo'"),
     (["--rule", "low_chicago=maybe"], "--rule low_chicago= takes true or false, not 'maybe'"),
     (["--rule", "spread_sizes=a,b"], "--rule spread_sizes= takes numbers separated by commas, not 'a,b'"),
     (["--agents", "tag", "tight"], "unknown agent 'tight'; valid agents: random, call, raise, tag, equity, ppo "
