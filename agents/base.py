@@ -105,7 +105,7 @@ def game_from_view(view: PlayerView) -> Game:
     deck = []
     for event in view.log:
         if event.kind == "deal":
-            deck.append(int(event.cards[0]) if event.cards else next(stand_ins))
+            deck.append(int(event.card) if event.card is not None else next(stand_ins))
     stacks = tuple(s + t for s, t in zip(view.stacks, view.total_committed))
     game = Game(view.rules, view.num_players, stacks=stacks, button=view.button, deck=deck, seed=0)
     for event in view.log:

@@ -336,7 +336,7 @@ class ObservationEncoder:
         for e in log[pos:]:
             kind = e.kind
             if kind == "deal":
-                card = e.cards[0]
+                card = e.card
                 if e.up:
                     src[o_up + e.seat * 52 + card] = 1.0
                     up_any[card] = 1.0
@@ -351,7 +351,7 @@ class ObservationEncoder:
                 i = o_hist + e.seat * per + street * 2 + 1
                 src[i] = min(src[i] + inc, 1.0)
             elif kind == "street":
-                street = e.to
+                street = e.street
         self._street = street
         self._pos = len(log)
 

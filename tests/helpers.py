@@ -25,6 +25,7 @@ from collections.abc import Mapping
 import pytest
 
 from envs.engine.cards import Card, parse_cards
+from envs.engine.events import WinReason
 
 
 def deal(num_players: int, button: int, hands: Mapping[int, str]) -> str:
@@ -159,7 +160,7 @@ def wins_by_pot(g: Game) -> dict[int, list]:
     out = defaultdict(list)
     for e in g.log:
         if e.kind == "win":
-            out[e.to].append(e)
+            out[e.pot].append(e)
     return out
 
 
@@ -180,8 +181,8 @@ def check_pots(g: Game) -> None:
     for index, (amount, _) in enumerate(g.pots):
         events = wins[index]
         assert sum(e.amount for e in events) == amount  # each pot is paid out exactly
-        chicago = [e for e in events if e.text == "Low Chicago"]
-        high = [e for e in events if e.text != "Low Chicago"]
+        chicago = [e for e in events if e.reason == WinReason.LOW_CHICAGO]
+        high = [e for e in events if e.reason != WinReason.LOW_CHICAGO]
         assert len(chicago) <= 1  # the Chicago half is taken once per pot...
         if chicago:
             assert g.rules.low_chicago

@@ -132,6 +132,6 @@ def test_low_chicago_half_is_taken_once_from_one_pot_with_folded_chips():
     call_down(g)
     assert g.total_committed == (10, 10, 4, 1, 1)
     assert g.pots == [(26, (0,))]
-    wins = [(e.seat, e.amount, e.to, e.text) for e in g.log if e.kind == "win"]
-    assert sorted(wins) == [(0, 13, 0, ""), (1, 13, 0, "Low Chicago")]
+    wins = [(e.seat, e.amount, e.pot, e.reason) for e in g.log if e.kind == "win"]
+    assert sorted(wins) == [(0, 13, 0, "best hand"), (1, 13, 0, "Low Chicago")]
     assert tuple(g.payoffs) == (3, 3, -4, -1, -1)

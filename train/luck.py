@@ -121,9 +121,9 @@ def chance_nodes(game) -> list[ChanceNode]:
             folded[e.seat] = True
         elif kind == "street":
             pending = False  # a queen dealt last in its round names no wild rank (docs/rules.md)
-            street = e.to
+            street = e.street
         elif kind == "deal":
-            card = int(e.cards[0])
+            card = int(e.card)
             nodes.append(ChanceNode(e.seat, e.up, card, [list(h) for h in hole], [list(u) for u in up],
                                     list(folded), list(total), dealt.copy(), wild, pending,
                                     street + 1, order))
@@ -173,7 +173,7 @@ def decision_nodes(game, policies) -> list[DecisionNode]:
         if kind == "deal":
             deals += 1
         elif kind == "street":
-            street = e.to
+            street = e.street
         elif kind in ACTION_KINDS:
             p = e.seat
             policy = policies[p]
@@ -193,7 +193,7 @@ def decision_nodes(game, policies) -> list[DecisionNode]:
                     if kind == "fold":
                         chosen = FOLD
                     elif kind in BET_KINDS:
-                        chosen = FIRST_BET + sizes.index(e.to)
+                        chosen = FIRST_BET + sizes.index(e.round_total)
                     else:
                         chosen = CHECK_CALL
                     out.append(DecisionNode(p, deals - 1, list(total), list(folded), street, ids,

@@ -23,11 +23,12 @@ in this betting round after the action.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import NamedTuple
 
 import numpy as np
 
-from envs.engine.cards import DECK, RANKS, Card, format_cards, parse_cards
+from envs.engine.cards import DECK, RANKS, Card, parse_cards
+from envs.engine.events import (ACTION_KINDS, BET_KINDS, Action, Ante, Deal, End, Event,
+                                EventKind, Show, StreetStart, Win, WinReason, Wild)
 from envs.engine.hands import HandValue
 from envs.engine.rules import (NO_LOW_CHICAGO, NO_WILD, Betting, Order, Rules, deal_order,
                                deal_sequence, get_rules, low_chicago_key, next_wild_rank,
@@ -35,73 +36,8 @@ from envs.engine.rules import (NO_LOW_CHICAGO, NO_WILD, Betting, Order, Rules, d
 
 
 _DECK_OBJECTS = np.array(DECK, dtype=object)  # shuffled by the generator, top first
-_new = tuple.__new__  # builds an Event from all its fields at once (the hot paths use it)
-
-
-class Event(NamedTuple):
-    """One line of the hand's log.
-
-    ``kind`` is one of: ``ante``, ``deal`` (``cards`` holds the card, ``up`` says face up),
-    ``wild`` (``text`` names the new wild rank or its end), ``bring_in``, ``complete``, ``bet``,
-    ``raise``, ``call``, ``check``, ``fold`` (``amount``: chips put in by the action; for bets
-    and raises ``to`` is the raise-to total), ``street`` (a betting round starts; ``amount`` is
-    its bet size), ``show`` (a seat shows ``cards``, ``text`` names the hand), ``win``
-    (``amount`` chips from pot ``to``; ``text`` says why, or ``value`` names the winning hand),
-    ``end``. A ``show`` event's ``value`` is the hand shown.
-    """
-
-    kind: str
-    seat: int | None = None
-    amount: int = 0
-    cards: tuple[Card, ...] = ()
-    up: bool = False
-    to: int = 0
-    text: str = ""
-    value: HandValue | None = None  # the hand shown or winning, named only when described
-
-    def describe(self) -> str:
-        """A readable line of hand history."""
-        who = f"Seat {self.seat}"
-        kind = self.kind
-        if kind == "ante":
-            return f"{who} antes {self.amount}" + (" (all-in)" if self.text else "")
-        if kind == "deal":
-            return f"{who} is dealt {format_cards(self.cards)} {'up' if self.up else 'down'}"
-        if kind == "wild":
-            return self.text
-        if kind == "bring_in":
-            return f"{who} brings in for {self.amount}" + self._all_in()
-        if kind == "complete":
-            return f"{who} completes to {self.to}" + self._all_in()
-        if kind == "bet":
-            return f"{who} bets {self.to}" + self._all_in()
-        if kind == "raise":
-            return f"{who} raises to {self.to}" + self._all_in()
-        if kind == "call":
-            return f"{who} calls {self.amount}" + self._all_in()
-        if kind == "check":
-            return f"{who} checks"
-        if kind == "fold":
-            return f"{who} folds"
-        if kind == "street":
-            return f"*** Betting round {self.to + 1} (bet size {self.amount}) ***"
-        if kind == "show":
-            return f"{who} shows {format_cards(self.cards)}: {self.value}"
-        if kind == "win":
-            return f"{who} wins {self.amount} from {'the main pot' if self.to == 0 else f'side pot {self.to}'} ({self.text or self.value})"
-        if kind == "end":
-            return f"*** Hand over: {self.text} ***"
-        return f"{kind} {self.seat} {self.amount}"
-
-    def _all_in(self) -> str:
-        return " and is all-in" if self.text == "all-in" else ""
-
-
-
-ACTION_KINDS = ("fold", "check", "call", "bring_in", "complete", "bet", "raise")
-"""The event kinds a player's action logs."""
-BET_KINDS = frozenset(("complete", "bet", "raise"))
-"""A full bet or raise (or an all-in short of one): ``Event.to`` is its raise-to total."""
+_new = tuple.__new__  # builds a log record from all its fields at once (the hot paths use it)
+_DEAL, _STREET = EventKind.DEAL, EventKind.STREET
 
 
 @dataclass(frozen=True, slots=True)
@@ -317,7 +253,7 @@ class Game:
         # The seat's copy of the log, extended from where it was last asked (the log only grows).
         seen = self._seen_logs[seat]
         for e in self.log[len(seen):]:
-            seen.append(e if e.kind != "deal" or e.up or e.seat == seat else e._replace(cards=()))
+            seen.append(e if e.kind != _DEAL or e.up or e.seat == seat else e._replace(card=None))
         log = tuple(seen)
         me = self.current_player == seat
         return PlayerView(
@@ -336,8 +272,8 @@ class Game:
         """Play the action that ``event`` (from this hand's log or a replayed one's) records."""
         kind = event.kind
         if kind in BET_KINDS:
-            self.bet_or_raise(event.to)
-        elif kind == "fold":
+            self.bet_or_raise(event.round_total)
+        elif kind == EventKind.FOLD:
             self.fold()
         elif kind in ACTION_KINDS:  # check, call, bring-in
             self.check_or_call()
@@ -356,7 +292,7 @@ class Game:
         p = self.current_player
         self._folded[p] = True
         self._pending.discard(p)
-        self.log.append(_new(Event, ("fold", p, 0, (), False, 0, "", None)))
+        self.log.append(_new(Action, (EventKind.FOLD, p, 0, self._committed[p], False)))
         self._after_action(p)
 
     def can_check_or_call(self) -> bool:
@@ -373,16 +309,17 @@ class Game:
             self._level = max(self._level, self._committed[p])
             self._pending = {q for q in self._order if q != p and self._can_act(q)}
             self._acted_level[p] = self._full_level
-            self.log.append(Event("bring_in", p, amount, to=self._committed[p], text=self._all_in_text(p)))
+            self.log.append(_new(Action, (EventKind.BRING_IN, p, amount, self._committed[p],
+                                          self._stacks[p] == 0)))
             self._after_action(p)
             return
         owed = self._level - self._committed[p]
         if owed > 0:
             amount = self._put_in(p, owed)
-            self.log.append(_new(Event, ("call", p, amount, (), False, self._committed[p],
-                                         "all-in" if self._stacks[p] == 0 else "", None)))
+            self.log.append(_new(Action, (EventKind.CALL, p, amount, self._committed[p],
+                                          self._stacks[p] == 0)))
         else:
-            self.log.append(_new(Event, ("check", p, 0, (), False, 0, "", None)))
+            self.log.append(_new(Action, (EventKind.CHECK, p, 0, self._committed[p], False)))
         self._pending.discard(p)
         self._acted_level[p] = self._full_level
         self._after_action(p)
@@ -404,11 +341,11 @@ class Game:
         amount = int(amount)
         min_to = self._min_raise_to()
         if self._bring_in_due or (self._full_level == 0 and self._level > 0):
-            kind = "complete"  # to a full bet over a bring-in (or a short all-in)
+            kind = EventKind.COMPLETE  # to a full bet over a bring-in (or a short all-in)
         elif self._level == 0:
-            kind = "bet"
+            kind = EventKind.BET
         else:
-            kind = "raise"
+            kind = EventKind.RAISE
         put = self._put_in(p, amount - self._committed[p])
         if amount >= min_to:  # a full bet or raise: it counts for the cap and reopens betting
             self._raises += 1
@@ -418,7 +355,7 @@ class Game:
         self._bring_in_due = False
         self._pending = {q for q in self._order if q != p and self._can_act(q)}
         self._acted_level[p] = self._full_level
-        self.log.append(_new(Event, (kind, p, put, (), False, amount, "all-in" if self._stacks[p] == 0 else "", None)))
+        self.log.append(_new(Action, (kind, p, put, amount, self._stacks[p] == 0)))
         self._after_action(p)
 
     def bet_sizes(self) -> tuple[int, ...]:
@@ -464,9 +401,6 @@ class Game:
 
     def _can_act(self, seat: int) -> bool:
         return not self._folded[seat] and self._stacks[seat] > 0
-
-    def _all_in_text(self, seat: int) -> str:
-        return "all-in" if self._stacks[seat] == 0 else ""
 
     def _min_raise_to(self) -> int:
         """The smallest full bet or raise: completing or betting the round's size, or raising
@@ -575,7 +509,7 @@ class Game:
             put = min(ante, self._stacks[p])
             self._stacks[p] -= put
             self._total[p] += put
-            self.log.append(Event("ante", p, put, text="all-in" if self._stacks[p] == 0 else ""))
+            self.log.append(_new(Ante, (EventKind.ANTE, p, put, self._stacks[p] == 0)))
 
     def _deal_street(self, street: int) -> None:
         r = self.rules
@@ -588,12 +522,12 @@ class Game:
             self._next_card += 1
             if face_up:
                 self._up[p].append(card)
-                log.append(_new(Event, ("deal", p, 0, (card,), True, 0, "", None)))
+                log.append(_new(Deal, (_DEAL, p, card, True)))
                 if follow:
                     self._follow_the_queen(card)
             else:
                 self._hole[p].append(card)
-                log.append(_new(Event, ("deal", p, 0, (card,), False, 0, "", None)))
+                log.append(_new(Deal, (_DEAL, p, card, False)))
         # The card after a queen must come in the same dealing round (docs/rules.md).
         if self._queen_pending:
             self._queen_pending = False
@@ -605,9 +539,9 @@ class Game:
             return
         self._evaluate = rules_evaluator(self.rules, self.wild_ranks)
         if self._wild == NO_WILD:
-            self.log.append(Event("wild", text=f"The queen ends {RANKS[before]}s wild: nothing is wild"))
+            self.log.append(Wild(EventKind.WILD, None, RANKS[before]))
         else:
-            self.log.append(Event("wild", text=f"{card.rank}s are wild (followed the queen)"))
+            self.log.append(Wild(EventKind.WILD, card.rank))
 
     def _start_round(self) -> None:
         """Open the betting round of ``self.street``, or deal on when nobody can bet."""
@@ -623,7 +557,7 @@ class Game:
                 len(self._up[p]) >= 2 and self._up[p][0] >> 2 == self._up[p][1] >> 2
                 for p in range(n) if not folded[p]))
             self._bet = r.bet_size(self.street, doubled=doubled)
-            self.log.append(_new(Event, ("street", None, self._bet, (), False, self.street, "", None)))
+            self.log.append(_new(StreetStart, (_STREET, self.street, self._bet)))
             can_act = [p for p in self._order if not folded[p] and stacks[p] > 0]
             if len(can_act) >= 2:
                 break
@@ -700,7 +634,7 @@ class Game:
         pot = self.pot
         self._stacks[winner] += pot
         self.pots = [(pot, (winner,))]
-        self.log.append(Event("win", winner, pot, text="everyone else folded"))
+        self.log.append(Win(EventKind.WIN, winner, pot, 0, WinReason.UNCONTESTED))
         self._finish(f"seat {winner} wins uncontested")
 
     def _side_pots(self) -> list[tuple[int, list[int]]]:
@@ -734,7 +668,7 @@ class Game:
                 continue
             cards = self._hole[p] + self._up[p]
             values[p] = self._evaluate(cards)
-            self.log.append(Event("show", p, cards=tuple(self._hole[p]), value=values[p]))
+            self.log.append(Show(EventKind.SHOW, p, tuple(self._hole[p]), values[p]))
         self.hand_values = values
         # Low Chicago: the holder of the lowest face-down spade (ace lowest) among a pot's
         # contenders takes half of that pot.
@@ -748,7 +682,7 @@ class Game:
         for index, (amount, eligible) in enumerate(self._side_pots()):
             if len(eligible) == 1:  # a bet nobody could match goes back to its owner
                 self._stacks[eligible[0]] += amount
-                self.log.append(Event("win", eligible[0], amount, to=index, text="uncalled"))
+                self.log.append(Win(EventKind.WIN, eligible[0], amount, index, WinReason.UNCALLED))
                 self.pots.append((amount, tuple(eligible)))
                 continue
             best = max(values[p] for p in eligible)
@@ -761,12 +695,12 @@ class Game:
                     chicago = amount // 2
                     high_share = amount - chicago  # the odd chip stays with the high half
                     self._stacks[holder] += chicago
-                    self.log.append(Event("win", holder, chicago, to=index, text="Low Chicago"))
+                    self.log.append(Win(EventKind.WIN, holder, chicago, index, WinReason.LOW_CHICAGO))
             share, odd = divmod(high_share, len(winners))
             for i, p in enumerate(winners):  # winners are in order from the dealer's left
                 won = share + (1 if i < odd else 0)
                 self._stacks[p] += won
-                self.log.append(Event("win", p, won, to=index, value=best))
+                self.log.append(Win(EventKind.WIN, p, won, index, WinReason.BEST_HAND, best))
             self.pots.append((amount, tuple(winners)))
         self._finish("showdown")
 
@@ -774,4 +708,4 @@ class Game:
         self.current_player = None
         self._pending = set()
         self.payoffs = tuple(s - s0 for s, s0 in zip(self._stacks, self._start_stacks))
-        self.log.append(Event("end", text=how))
+        self.log.append(End(EventKind.END, how))
