@@ -1,4 +1,4 @@
-"""The luck correction (train/luck.py): zero mean at every chance node, zero-sum over seats,
+"""The luck correction (arena/luck.py): zero mean at every chance node, zero-sum over seats,
 the engine's wild rank followed, unbiased and narrower on a real match."""
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from envs.actions import action_mask, apply_action
 from envs.engine.cards import DECK, parse_cards
 from envs.engine.game import Game
 from envs.engine.rules import get_rules
-from train import luck
-from train.luck import LuckCorrector, chance_nodes, control, feature_names
+from arena import luck
+from arena.luck import LuckCorrector, chance_nodes, control, feature_names
 from train import tournament
 from train.tournament import luck_default, play_match
 

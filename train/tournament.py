@@ -103,9 +103,9 @@ from agents.registry import (canonical_spec, check_spec, describe_agents, displa
 from envs.actions import action_mask, apply_action  # noqa: E402
 from envs.engine.game import Game  # noqa: E402
 from envs.engine.rules import RULES, Rules, get_rules  # noqa: E402
-from train.luck import LuckCorrector  # noqa: E402
-from train.luck import control as luck_control, feature_count, value_columns  # noqa: E402
-from train.luck import warm_up as luck_warm_up  # noqa: E402
+from arena.luck import LuckCorrector  # noqa: E402
+from arena.luck import control as luck_control, feature_count, value_columns  # noqa: E402
+from arena.luck import warm_up as luck_warm_up  # noqa: E402
 
 __all__ = ["TournamentConfig", "MatchResult", "TournamentResult", "play_match", "run_tournament",
            "main", "mean_ci", "combine", "t_quantile"]
