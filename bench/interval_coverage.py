@@ -21,7 +21,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from train.tournament import play_match  # noqa: E402
+from arena.match import play_match  # noqa: E402
 
 
 def main(argv=None) -> None:

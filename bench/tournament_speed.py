@@ -21,7 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from train.tournament import TournamentConfig, run_tournament  # noqa: E402
+from arena.tournament import TournamentConfig, run_tournament  # noqa: E402
 
 
 def _cpu() -> float:

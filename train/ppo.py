@@ -301,7 +301,7 @@ def _report(run_dir: Path, results, timesteps: int) -> None:
         for name, est in results.items():
             if name != "timesteps":
                 print(f"  vs {name:12} {est.mean:+8.1f}  [{est.low:+.1f}, {est.high:+.1f}]")
-    print(f"put it in a tournament: python train/tournament.py --agents ppo:{run_dir / 'final_model.zip'} "
+    print(f"put it in a tournament: python -m arena --agents ppo:{run_dir / 'final_model.zip'} "
           f"random call raise tag")
 
 
