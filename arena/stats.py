@@ -17,64 +17,21 @@ from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
+from scipy.stats import t as student_t
 
 __all__ = ["Estimate", "mean_ci", "combine", "t_quantile"]
 
 
-def _t_central_mass(t: float, df: int) -> float:
-    """P(|T| <= t) for Student's t with integer ``df`` (Abramowitz & Stegun 26.7.3-4)."""
-    theta = math.atan(t / math.sqrt(df))
-    c2 = math.cos(theta) ** 2
-    s = math.sin(theta)
-    if df % 2:
-        if df == 1:
-            return 2 * theta / math.pi
-        term = total = math.cos(theta)
-        for k in range(2, df - 1, 2):
-            term *= c2 * k / (k + 1)
-            total += term
-        return 2 / math.pi * (theta + s * total)
-    term = total = 1.0
-    for k in range(1, df - 2, 2):
-        term *= c2 * k / (k + 1)
-        total += term
-    return s * total
-
-
 def t_quantile(confidence: float, df: int) -> float:
-    """The two-sided critical value of Student's t: P(|T| <= q) = ``confidence``.
+    """The two-sided critical value of Student's t: P(|T| <= q) = ``confidence``
+    (``scipy.stats.t.ppf``); NaN below one degree of freedom.
 
     >>> round(t_quantile(0.95, 4), 4), round(t_quantile(0.95, 30), 4), round(t_quantile(0.95, 10**6), 3)
     (2.7764, 2.0423, 1.96)
     """
     if df < 1:
         return math.nan
-    if df > 200:  # Cornish-Fisher expansion around the normal quantile (error < 1e-7 here)
-        z = _normal_quantile(0.5 + confidence / 2)
-        return (z + (z ** 3 + z) / (4 * df) + (5 * z ** 5 + 16 * z ** 3 + 3 * z) / (96 * df ** 2)
-                + (3 * z ** 7 + 19 * z ** 5 + 17 * z ** 3 - 15 * z) / (384 * df ** 3))
-    low, high = 0.0, 1.0
-    while _t_central_mass(high, df) < confidence:
-        high *= 2
-    for _ in range(100):
-        mid = (low + high) / 2
-        if _t_central_mass(mid, df) < confidence:
-            low = mid
-        else:
-            high = mid
-    return (low + high) / 2
-
-
-def _normal_quantile(p: float) -> float:
-    """The standard normal quantile, by bisection on erf (exact to double precision)."""
-    low, high = -40.0, 40.0
-    for _ in range(200):
-        mid = (low + high) / 2
-        if 0.5 * (1 + math.erf(mid / math.sqrt(2))) < p:
-            low = mid
-        else:
-            high = mid
-    return (low + high) / 2
+    return float(student_t.ppf(0.5 + confidence / 2, df))
 
 
 @dataclass(frozen=True)
