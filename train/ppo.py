@@ -39,12 +39,9 @@ import time
 from pathlib import Path
 from typing import Sequence
 
-if __package__ in (None, ""):  # run as a script: make the repository importable
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+import numpy as np
 
-import numpy as np  # noqa: E402
-
-from train.config import (Config, ConfigError, apply_override, config_from_dict, dump_config,  # noqa: E402
+from train.config import (Config, ConfigError, apply_override, config_from_dict, dump_config,
                           load_config, read_yaml)
 
 REPO = Path(__file__).resolve().parent.parent
