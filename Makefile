@@ -36,4 +36,4 @@ train: setup
 # Removes build and test leftovers; the virtualenv stays (delete $(VENV) by hand to rebuild it).
 clean:
 	rm -rf build dist *.egg-info .pytest_cache .hypothesis
-	find $(wildcard envs agents train tests bench) -type d -name __pycache__ -prune -exec rm -rf {} +
+	find $(wildcard envs agents arena train tests bench) -type d -name __pycache__ -prune -exec rm -rf {} +

@@ -71,7 +71,7 @@ class Agent(ABC):
     def policy(self, view: PlayerView, action_mask: np.ndarray) -> np.ndarray | None:
         """The probabilities with which :meth:`act` picks each action id in this spot (an array
         the length of ``action_mask``, zero on illegal ids, summing to one), or None when they
-        are not known (the default). The luck correction (``train/luck.py``) uses a known policy
+        are not known (the default). The luck correction (``arena/luck.py``) uses a known policy
         to take the agent's own coin flips out of tournament results; it must be exactly the
         distribution ``act`` draws from, or the correction is biased."""
         return None

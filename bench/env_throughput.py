@@ -27,16 +27,13 @@ import random
 import sys
 import time
 import types
-from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from envs import SingleAgentEnv, follow_the_bitch_v0, soko_v0  # noqa: E402
-from envs.actions import action_mask, apply_action  # noqa: E402
-from envs.engine.game import Game  # noqa: E402
-from envs.stud_env import ActionSpace, MirroredAECEnv, wrap_env  # noqa: E402
+from envs import SingleAgentEnv, follow_the_bitch_v0, soko_v0
+from envs.actions import action_mask, apply_action
+from envs.engine.game import Game
+from envs.stud_env import ActionSpace, MirroredAECEnv, wrap_env
 
 
 def texas_holdem_v4():

@@ -21,16 +21,12 @@ evaluator fills its caches lazily, per rank multiset, so the first calls are slo
 from __future__ import annotations
 
 import argparse
-import sys
 import time
-from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from envs.engine.cards import DECK  # noqa: E402
-from envs.engine.hands import evaluate, evaluate_batch, evaluator  # noqa: E402
+from envs.engine.cards import DECK
+from envs.engine.hands import evaluate, evaluate_batch, evaluator
 
 
 def deal_hands(count: int, seed: int, size: int = 7) -> np.ndarray:

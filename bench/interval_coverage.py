@@ -14,14 +14,10 @@ raw intervals (plain Student-t on groups) show how much.
 from __future__ import annotations
 
 import argparse
-import sys
-from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from train.tournament import play_match  # noqa: E402
+from arena.match import play_match
 
 
 def main(argv=None) -> None:

@@ -16,12 +16,8 @@ import argparse
 import json
 import os
 import resource
-import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from train.tournament import TournamentConfig, run_tournament  # noqa: E402
+from arena.tournament import TournamentConfig, run_tournament
 
 
 def _cpu() -> float:

@@ -34,7 +34,6 @@ from dataclasses import replace
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
 
 import gymnasium  # noqa: E402
 import torch  # noqa: E402

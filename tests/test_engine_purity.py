@@ -29,3 +29,28 @@ def test_engine_imports_without_rl_frameworks():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "ok"
+
+
+def test_layers_import_one_way():
+    """train -> arena -> agents -> envs: agents import neither arena nor train, arena never train."""
+    code = textwrap.dedent(
+        """
+        import sys
+        class Block:
+            def __init__(self, names):
+                self.names = names
+            def find_spec(self, name, path=None, target=None):
+                if name.split(".")[0] in self.names:
+                    raise ImportError("blocked: " + name)
+                return None
+        block = Block({"arena", "train"})
+        sys.meta_path.insert(0, block)
+        import agents.base, agents.equity, agents.heuristic, agents.registry, agents.trained
+        block.names = {"train"}
+        import arena.luck, arena.match, arena.report, arena.stats, arena.tournament
+        print("ok")
+        """
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "ok"

@@ -1,4 +1,4 @@
-"""The luck correction (train/luck.py): zero mean at every chance node, zero-sum over seats,
+"""The luck correction (arena/luck.py): zero mean at every chance node, zero-sum over seats,
 the engine's wild rank followed, unbiased and narrower on a real match."""
 
 from __future__ import annotations
@@ -8,15 +8,15 @@ import pytest
 
 from agents.base import choose_action
 from agents.registry import make_agent
+from arena import luck, match
+from arena.luck import LuckCorrector, chance_nodes, control, feature_names
+from arena.match import play_match
+from arena.tournament import luck_default
 from envs.actions import action_mask, apply_action
 from envs.engine.cards import DECK, parse_cards
 from envs.engine.events import ACTION_KINDS
 from envs.engine.game import Game
 from envs.engine.rules import get_rules
-from train import luck
-from train.luck import LuckCorrector, chance_nodes, control, feature_names
-from train import tournament
-from train.tournament import luck_default, play_match
 
 
 def _play_calls(rules, n, deck, stop_after: int) -> Game:
@@ -142,7 +142,7 @@ def test_corrected_agrees_with_raw_and_is_narrower_for_tag_against_random(monkey
     assert corrected.half_width < 0.95 * fixed.estimates["tag"].half_width
     # The random agent's decision terms narrow the plain correction further than the chance
     # terms alone.
-    monkeypatch.setattr(tournament, "_known_policy", lambda agent: None)
+    monkeypatch.setattr(match, "_known_policy", lambda agent: None)
     chance_only = play_match("soko", ["tag", "random"], hands=800, seed=2, luck_correction=True)
     assert chance_only.raw_estimates["tag"].mean == raw.mean
     assert abs(chance_only.estimates["tag"].mean - fixed.estimates["tag"].mean) < corrected.half_width

@@ -10,8 +10,9 @@ import re
 import numpy as np
 import pytest
 
-from train.tournament import (TournamentConfig, combine, main, mean_ci, parse_args, play_match,
-                              run_tournament, t_quantile)
+from arena.match import play_match
+from arena.stats import combine, mean_ci, t_quantile
+from arena.tournament import TournamentConfig, main, parse_args, run_tournament
 
 DEAL = re.compile(r"^Seat (\d) is dealt (\S\S) (up|down)$", re.M)
 SEATS = re.compile(r"^Seats: (.*)$", re.M)
@@ -140,7 +141,7 @@ def test_cli_writes_results_crosstable_heat_map_and_histories(tmp_path, capsys):
     cfg.hands = 12  # the luck correction scores Follow the Bitch hands one by one at first: keep it short
     assert cfg.rules == {"low_chicago": True} and cfg.duplicate and cfg.luck_correction is None
     cfg.luck_correction = True  # on request in Follow the Bitch (off by default: slow there)
-    main(cfg, argv=["tournament.py"])
+    main(cfg, argv=["python -m arena"])
     out = capsys.readouterr().out
     assert "Ranking against the field" in out and "Cross-table" in out
     folder = tmp_path / "t"
@@ -180,6 +181,9 @@ def test_repeated_specs_get_distinct_names():
 def test_docstring_examples():
     import doctest
 
-    import train.tournament
+    import arena.match
+    import arena.report
+    import arena.stats
 
-    assert not doctest.testmod(train.tournament).failed
+    for module in (arena.match, arena.report, arena.stats):
+        assert not doctest.testmod(module).failed, module.__name__

@@ -14,8 +14,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from train.tournament import (TournamentConfig, crosstable_figure, format_table, main, parse_args,
-                              play_match, run_tournament)
+from arena.match import play_match
+from arena.report import crosstable_figure, format_table
+from arena.tournament import TournamentConfig, main, parse_args, run_tournament
 
 REPO = Path(__file__).resolve().parent.parent
 QUICK = ["--hands", "4", "--workers", "1", "--no-progress", "--no-write"]
@@ -54,8 +55,8 @@ def _usage_error(argv, capsys) -> str:
     assert info.value.code == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.endswith("\n"), err
-    assert err.startswith("tournament.py: error: ") and err.lower().count("error") == 1, err
-    return err[len("tournament.py: error: "):-1]
+    assert err.startswith("python -m arena: error: ") and err.lower().count("error") == 1, err
+    return err[len("python -m arena: error: "):-1]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -119,11 +120,12 @@ def test_usage_errors_exit_2_with_one_line(argv, message, capsys):
     assert _usage_error([*argv, *QUICK], capsys) == message
 
 
-def test_the_script_exits_2_with_one_line():
-    out = subprocess.run([sys.executable, "train/tournament.py", "--players", "9", *QUICK], cwd=REPO,
+@pytest.mark.parametrize("module", ["arena", "arena.tournament"])
+def test_the_command_exits_2_with_one_line(module):
+    out = subprocess.run([sys.executable, "-m", module, "--players", "9", *QUICK], cwd=REPO,
                          capture_output=True, text=True, timeout=120)
     assert out.returncode == 2 and out.stdout == ""
-    assert out.stderr == "tournament.py: error: soko takes 2 to 8 players, not 9\n"
+    assert out.stderr == "python -m arena: error: soko takes 2 to 8 players, not 9\n"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -171,7 +173,7 @@ def test_display_names_in_the_table_the_json_and_the_picture(runs, tmp_path, cap
     spec = f"ppo:{runs}/runs/soko_tiny__s0/final_model.zip"
     cfg = parse_args(["--agents", spec, "tag", "random", "--hands", "6", "--workers", "1", "--no-progress",
                       "--out", str(tmp_path), "--name", "t", "--no-luck-correction"])
-    main(cfg, argv=["tournament.py"])
+    main(cfg, argv=["python -m arena"])
     out = capsys.readouterr().out
     assert spec not in out and str(runs) not in out
     lines = out.splitlines()

@@ -73,7 +73,7 @@ def test_eval_csv_has_a_row_per_baseline_and_the_field(smoke_run):
 
 def test_the_final_model_plays_a_tournament_as_a_ppo_agent(smoke_run):
     from agents.registry import make_agent
-    from train.tournament import play_match
+    from arena.match import play_match
 
     _, run_dir = smoke_run
     spec = f"ppo:{run_dir / 'final_model.zip'}"

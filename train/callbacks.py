@@ -5,7 +5,7 @@
 ``PokerStats``      ``poker/*`` from each finished hand's info: fold, showdown, VPIP, aggression
 ``SelfPlay``        every ``every`` timesteps a frozen copy of the learner joins the opponent pool
 ``Checkpoints``     every ``checkpoint_every`` timesteps an atomic checkpoint and the pool state
-``Evaluation``      every ``eval.every`` timesteps a duplicate tournament (``train.tournament``)
+``Evaluation``      every ``eval.every`` timesteps a duplicate tournament (``arena.match``)
                     against each baseline: ``eval/bb100_vs_<agent>`` with its 95% interval
 =================== ==========================================================================
 
@@ -360,7 +360,7 @@ class Checkpoints(EveryTimesteps):
 
 class Evaluation(EveryTimesteps):
     """Every ``every`` timesteps, a duplicate tournament of the current policy against each
-    baseline, with :func:`train.tournament.play_match` (``eval/*``, ``eval.csv``).
+    baseline, with :func:`arena.match.play_match` (``eval/*``, ``eval.csv``).
 
     The learner sits at the table as ``"learner"``: the match's deals are keyed by the seats'
     names, so the same weights get the same deals whatever the run folder's path looks like.
@@ -403,7 +403,8 @@ class Evaluation(EveryTimesteps):
         """Play the tournaments now, log ``eval/*`` at the model's step, append to ``eval.csv``;
         returns the estimates. A step already evaluated is not played again."""
         from agents.registry import make_agent
-        from train.tournament import combine, play_match
+        from arena.match import play_match
+        from arena.stats import combine
 
         model = model or self.model
         steps = int(model.num_timesteps)

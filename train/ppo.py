@@ -39,12 +39,9 @@ import time
 from pathlib import Path
 from typing import Sequence
 
-if __package__ in (None, ""):  # run as a script: make the repository importable
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+import numpy as np
 
-import numpy as np  # noqa: E402
-
-from train.config import (Config, ConfigError, apply_override, config_from_dict, dump_config,  # noqa: E402
+from train.config import (Config, ConfigError, apply_override, config_from_dict, dump_config,
                           load_config, read_yaml)
 
 REPO = Path(__file__).resolve().parent.parent
@@ -301,7 +298,7 @@ def _report(run_dir: Path, results, timesteps: int) -> None:
         for name, est in results.items():
             if name != "timesteps":
                 print(f"  vs {name:12} {est.mean:+8.1f}  [{est.low:+.1f}, {est.high:+.1f}]")
-    print(f"put it in a tournament: python train/tournament.py --agents ppo:{run_dir / 'final_model.zip'} "
+    print(f"put it in a tournament: python -m arena --agents ppo:{run_dir / 'final_model.zip'} "
           f"random call raise tag")
 
 

@@ -1,0 +1,184 @@
+"""What a tournament shows: the terminal table, the cross-table as CSV and PNG, results.json.
+
+**Outputs** under ``runs/tournaments/<name>/`` (by default game, rules overrides, players,
+scheme, seed and time, e.g. ``follow_the_bitch_low_chicago=true_3p_dup_seed0_<time>``):
+``results.json`` (config, rules, the agents' names with their specs as given and canonical
+(``ppo`` paths absolute), every match, cross-table, ranking, timing), ``crosstable.csv`` (bb/100 of the row agent against the column
+agent, then its result against the field), ``crosstable.png`` (a heat map with the intervals)
+and, with ``--histories N``, the first N hand histories of each match in ``histories/``.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Sequence
+
+import numpy as np
+
+from arena.match import _workers
+from arena.stats import Estimate
+
+if TYPE_CHECKING:
+    from arena.tournament import TournamentConfig, TournamentResult
+
+__all__ = ["format_table", "crosstable_figure", "write_outputs", "default_name"]
+
+
+def _fmt(e: Estimate | None, width: int = 0) -> str:
+    if e is None:
+        return ".".center(width)
+    return f"{e.mean:+.1f}±{e.half_width:.1f}".rjust(width)
+
+
+def format_table(result: TournamentResult) -> str:
+    """The ranking and the cross-table as plain text."""
+    cfg = result.config
+    groups = result.matches[0].groups
+    n = cfg.players
+    scheme = (f"duplicate: {groups} deals x {n} seatings" if cfg.duplicate
+              else f"no duplicate: {groups} groups of {n} independent hands")
+    lines = [f"{result.rules.name}, {n} players, {result.matches[0].hands} hands per match ({scheme}), "
+             f"seed {cfg.seed}",
+             "Big bets per 100 hands, 95% Student-t interval over groups"
+             + (", luck-corrected" if cfg.luck_correction else ""),
+             "", "Ranking against the field"]
+    width = max(len(a) for a in result.agents) + 2
+    lines.append(f"  #  {'agent'.ljust(width)}{'bb/100':>9}  {'95% CI':>19}  {'hands':>8}")
+    for i, a in enumerate(result.ranking()):
+        e = result.field[a]
+        hands = sum(m.hands for m in result.matches if a in m.agents)
+        lines.append(f"  {i + 1:<2} {a.ljust(width)}{e.mean:>+9.1f}  [{e.low:>+8.1f}, {e.high:>+8.1f}]  {hands:>8}")
+    lines += ["", "Cross-table: row agent against column agent (bb/100 ± 95% half-width)"]
+    lines += _cross_lines(result.agents, result.crosstable)
+    if result.raw_crosstable is not None:
+        lines += ["", "Without the luck correction (raw results)"]
+        lines += _cross_lines(result.agents, result.raw_crosstable)
+    lines += ["", f"{result.hands} hands in {result.seconds:.1f} s "
+              f"({result.hands_per_second:.0f} hands/s, {_workers(cfg.workers)} workers; "
+              f"warm-up {result.warm_up_seconds:.1f} s)"]
+    return "\n".join(lines)
+
+
+def _cross_lines(agents: Sequence[str], cross: dict[str, dict[str, Estimate]]) -> list[str]:
+    """The cross-table's lines: columns headed by the agents' names when every name fits a
+    14-character cell, otherwise by numbers that the rows carry in front of the names."""
+    cell = 14
+    numbered = max(len(a) for a in agents) > cell - 1
+    rows = [f"{i + 1:>2} {a}" if numbered else a for i, a in enumerate(agents)]
+    heads = [str(i + 1) if numbered else a for i, a in enumerate(agents)]
+    width = max(len(r) for r in rows) + 2
+    lines = [" " * width + "".join(h.rjust(cell) for h in heads)]
+    for a, row in zip(agents, rows):
+        lines.append(row.ljust(width) + "".join(_fmt(cross[a].get(b), cell) if a != b else ".".rjust(cell)
+                                                for b in agents))
+    return lines
+
+
+def _write_csv(result: TournamentResult, path: Path) -> None:
+    agents = result.agents
+    with path.open("w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["agent"] + list(agents) + ["field", "field_ci95_low", "field_ci95_high"])
+        for a in agents:
+            row = [a]
+            for b in agents:
+                e = result.crosstable[a].get(b)
+                row.append("" if e is None else f"{e.mean:.3f}")
+            fe = result.field[a]
+            w.writerow(row + [f"{fe.mean:.3f}", f"{fe.low:.3f}", f"{fe.high:.3f}"])
+
+
+def _write_png(result: TournamentResult, path: Path) -> None:
+    import matplotlib.pyplot as plt
+
+    fig = crosstable_figure(result)
+    fig.savefig(path, dpi=150)
+    plt.close(fig)
+
+
+def crosstable_figure(result: TournamentResult):
+    """The cross-table as a heat map (a matplotlib Figure, Agg backend). The figure is sized
+    from the number of agents and the longest name, and matplotlib's constrained layout places
+    the tick labels, the title and the colour bar so that none covers another."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    agents = result.agents
+    k = len(agents)
+    grid = np.full((k, k), np.nan)
+    for i, a in enumerate(agents):
+        for j, b in enumerate(agents):
+            e = result.crosstable[a].get(b)
+            if e is not None:
+                grid[i, j] = e.mean
+    limit = float(np.nanmax(np.abs(grid))) if np.isfinite(grid).any() else 1.0
+    limit = limit or 1.0
+    longest = max(len(a) for a in agents)
+    label_inches = 0.075 * longest   # 8-point text: about 0.075 inch a character
+    cell = 0.95
+    fig = plt.figure(figsize=(max(5.0, 1.6 + label_inches + cell * k),
+                              max(3.5, 1.3 + 0.7 * label_inches + cell * k)), layout="constrained")
+    ax = fig.add_subplot()
+    image = ax.imshow(grid, cmap="RdBu", vmin=-limit, vmax=limit)
+    for i, a in enumerate(agents):
+        for j, b in enumerate(agents):
+            e = result.crosstable[a].get(b)
+            if e is not None:
+                ax.text(j, i, f"{e.mean:+.1f}\n±{e.half_width:.1f}", ha="center", va="center", fontsize=8,
+                        color="white" if abs(e.mean) > 0.6 * limit else "black")
+    ax.set_xticks(range(k), agents, rotation=45, ha="right", rotation_mode="anchor", fontsize=8)
+    ax.set_yticks(range(k), agents, fontsize=8)
+    ax.set_xlabel("opponent")
+    ax.set_ylabel("agent")
+    scheme = "duplicate" if result.config.duplicate else "no duplicate"
+    if result.config.luck_correction:
+        scheme += ", luck-corrected"
+    fig.suptitle(f"{result.rules.name}, {result.config.players} players, {scheme}\n"
+                 f"bb/100 of the row agent against the column agent (95% CI)", fontsize=9)
+    fig.colorbar(image, ax=ax, label="bb/100", shrink=0.8)
+    return fig
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._=-]+", "_", text).strip("_")
+
+
+def write_outputs(result: TournamentResult, folder: Path, argv: Sequence[str] | None = None) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    data = result.as_dict()
+    data["command"] = " ".join(argv) if argv else None
+    (folder / "results.json").write_text(json.dumps(data, indent=2, default=str) + "\n")
+    _write_csv(result, folder / "crosstable.csv")
+    _write_png(result, folder / "crosstable.png")
+    if result.config.histories:
+        hist = folder / "histories"
+        hist.mkdir(exist_ok=True)
+        for m in result.matches:
+            (hist / f"{_slug('_vs_'.join(m.agents))}.txt").write_text("\n".join(m.histories))
+
+
+def default_name(cfg: TournamentConfig, when: datetime | None = None) -> str:
+    """The run folder's name: game, rules overrides, players, scheme, seed and time.
+
+    >>> from arena.tournament import TournamentConfig
+    >>> default_name(TournamentConfig(game="follow_the_bitch", rules={"low_chicago": True}, players=3,
+    ...                               luck_correction=False), datetime(2026, 1, 2, 3, 4, 5))
+    'follow_the_bitch_low_chicago=true_3p_dup_seed0_20260102-030405'
+    """
+    rules = "".join(f"_{_slug(f'{k}={_rule_text(v)}')}" for k, v in sorted(cfg.rules.items()))
+    return (f"{cfg.game}{rules}_{cfg.players}p_{'dup' if cfg.duplicate else 'plain'}"
+            f"{'_luck' if cfg.luck_correction else ''}_seed{cfg.seed}_{when or datetime.now():%Y%m%d-%H%M%S}")
+
+
+def _rule_text(value: Any) -> str:
+    if isinstance(value, bool) or value is None:
+        return str(value).lower()
+    if isinstance(value, (tuple, list)):
+        return ",".join(f"{x:g}" if isinstance(x, float) else str(x) for x in value)
+    return str(value)

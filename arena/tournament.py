@@ -1,0 +1,322 @@
+"""Duplicate tournaments between agents: cross-table, ranking against the field, 95% intervals.
+
+    python -m arena --game soko --agents tag equity random call --hands 20000 \\
+        --players 2 --seed 0
+    python -m arena --game follow_the_bitch --rule low_chicago=true --agents tag random
+
+**Matches.** Heads-up, every pair of agents is a match; with ``--players n > 2`` every set of
+``n`` agents is a table. A match plays ``--hands`` hands.
+
+How a match is dealt, seeded and split over ``--workers`` processes: :mod:`arena.match`;
+the luck correction (``--luck-correction``): :mod:`arena.luck`; the intervals, the cross-table
+cells and the ranking against the field: :mod:`arena.stats`; the outputs: :mod:`arena.report`.
+
+**Names and checks.** Agents appear under their display names; two different agents with the
+same display name are refused (tell them apart with ``name=...``), the same agent given twice is
+numbered (``random``, ``random#2``: fills seats at a table). Every spec is checked when the
+arguments are parsed (``agents.registry.check_spec``: a ``ppo`` model must exist and have this
+game's observation and action sizes); any usage error exits with code 2 and one line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import itertools
+import math
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Sequence
+
+from agents.registry import check_spec, describe_agents
+from arena.match import MatchResult, _Match, _match_result, _play_all, _Seat, _seats, _workers
+from arena.report import default_name, format_table, write_outputs
+from arena.stats import Estimate, combine, mean_ci
+from envs.engine.rules import RULES, Rules, get_rules
+
+__all__ = ["TournamentConfig", "TournamentResult", "run_tournament", "check_config", "luck_default",
+           "main", "parse_args", "cli"]
+
+PROG = "python -m arena"
+
+
+@dataclass
+class TournamentConfig:
+    """Everything a tournament run depends on (saved in results.json)."""
+
+    game: str = "soko"
+    agents: list[str] = field(default_factory=lambda: ["tag", "equity", "random", "call"])
+    hands: int = 20000             # per match (pair or table), rounded up to whole groups
+    players: int = 2
+    seed: int = 0
+    rules: dict[str, Any] = field(default_factory=dict)   # overrides of envs.engine.rules.Rules
+    duplicate: bool = True
+    luck_correction: bool | None = None  # subtract the luck of the cards (arena/luck.py);
+                                         # None: on for games without wild cards
+    workers: int = 0               # 0: every core
+    name: str | None = None        # run folder; default from game, players, scheme, seed and time
+    out_dir: str = "runs/tournaments"
+    histories: int = 0             # write the first N hands of each match
+    progress: bool = True
+    write: bool = True
+
+
+def luck_default(rules: Rules) -> bool:
+    """Whether the luck correction is on when not asked: in games without wild cards. In
+    Follow the Bitch it scores seven-card hands under changing wild ranks: tables for every
+    wild rank built first (about 12 s), then about 6 ms of CPU a hand, some 12 times the cost
+    of a hand between cheap agents, for intervals only about 1.25x narrower (tag vs random,
+    6,000 hands); there more hands are the better buy, so it is on request only."""
+    return not rules.follow_the_queen
+
+
+def run_tournament(cfg: TournamentConfig) -> TournamentResult:
+    """Play every match of ``cfg`` and compute the cross-table and ranking (writes nothing)."""
+    rules, seats = check_config(cfg)
+    n = cfg.players
+    names = [s.name for s in seats]
+    agents = {s.name: s.spec for s in seats}
+    matches = [_Match(i, t, t) for i, t in enumerate(itertools.combinations(names, n))]
+    groups = max(1, math.ceil(cfg.hands / n))
+    start = time.perf_counter()
+    luck = luck_default(rules) if cfg.luck_correction is None else cfg.luck_correction
+    cfg = dataclasses.replace(cfg, luck_correction=luck)  # results.json says what was used
+    chips, features, texts, seconds = _play_all(
+        rules, n, agents, matches, groups, seed=cfg.seed, duplicate=cfg.duplicate,
+        workers=_workers(cfg.workers), histories=cfg.histories, progress=cfg.progress, luck=luck)
+    warm = time.perf_counter() - start - seconds
+    results = [_match_result(m.names, c, features[k] if luck else None, rules, t, seconds)
+               for k, (m, c, t) in enumerate(zip(matches, chips, texts))]
+    cross, field_ = _summarize(tuple(names), results)
+    raw = _summarize(tuple(names), results, raw=True) if luck else (None, None)
+    return TournamentResult(cfg, rules, tuple(names), results, cross, field_, seconds, warm, *raw,
+                            specs={s.name: (s.spec, s.canonical) for s in seats})
+
+
+def check_config(cfg: TournamentConfig) -> tuple[Rules, list[_Seat]]:
+    """The rules and the agents of ``cfg``, or a one-line ValueError for anything that cannot
+    be played: the rules overrides, the number of players, an agent spec (a ``ppo`` model that
+    is missing or was trained for another game: ``agents.registry.check_spec``), two agents
+    with the same display name. ``parse_args`` turns these into usage errors (exit code 2)."""
+    try:
+        rules = get_rules(cfg.game, **cfg.rules)
+    except TypeError as exc:  # a field Rules does not have
+        raise ValueError(str(exc)) from None
+    n = cfg.players
+    if not rules.min_players <= n <= rules.max_players:
+        raise ValueError(f"{cfg.game} takes {rules.min_players} to {rules.max_players} players, not {n}")
+    for spec in cfg.agents:
+        check_spec(spec, rules)
+    seats = _seats(cfg.agents)
+    if len(seats) < n:
+        raise ValueError(f"{n} players need at least {n} agents; got {len(seats)} "
+                         f"(repeat a spec, e.g. --agents tag random random, to fill seats)")
+    return rules, seats
+
+
+@dataclass
+class TournamentResult:
+    config: TournamentConfig
+    rules: Rules
+    agents: tuple[str, ...]
+    matches: list[MatchResult]
+    crosstable: dict[str, dict[str, Estimate]]   # row agent -> column agent -> bb/100
+    field: dict[str, Estimate]                    # agent -> bb/100 against the field
+    seconds: float
+    warm_up_seconds: float
+    raw_crosstable: dict[str, dict[str, Estimate]] | None = None  # without the luck correction
+    raw_field: dict[str, Estimate] | None = None
+    specs: dict[str, tuple[Any, str]] = field(default_factory=dict)  # name -> (spec, canonical spec)
+
+    @property
+    def hands(self) -> int:
+        return sum(m.hands for m in self.matches)
+
+    @property
+    def hands_per_second(self) -> float:
+        return self.hands / self.seconds if self.seconds else math.nan
+
+    def ranking(self) -> list[str]:
+        return sorted(self.agents, key=lambda a: -self.field[a].mean)
+
+    def as_dict(self) -> dict[str, Any]:
+        data = {
+            "config": dataclasses.asdict(self.config),
+            "rules": dataclasses.asdict(self.rules),
+            "unit": ("big bets per 100 hands (bb/100); 95% Student-t intervals over groups "
+                     + ("(one deal played in every seating)" if self.config.duplicate
+                        else "(seatings of independent deals)")
+                     + ("; luck-corrected (arena/luck.py), raw numbers under \"raw\" and "
+                        "\"bb_per_100_raw\"" if self.config.luck_correction else "")),
+            "hands": self.hands,
+            "seconds": self.seconds,
+            "warm_up_seconds": self.warm_up_seconds,
+            "hands_per_second": self.hands_per_second,
+            "agents": [{"name": a, "spec": str(self.specs[a][0]), "canonical": self.specs[a][1]}
+                       if a in self.specs else {"name": a} for a in self.agents],
+            "ranking": _ranking_dict(self.agents, self.field),
+            "crosstable": _cross_dict(self.crosstable),
+            "matches": [m.as_dict() for m in self.matches],
+        }
+        if self.raw_field is not None:
+            data["raw"] = {"ranking": _ranking_dict(self.agents, self.raw_field),
+                           "crosstable": _cross_dict(self.raw_crosstable)}
+        return data
+
+
+def _ranking_dict(agents: Sequence[str], field_: dict[str, Estimate]) -> list[dict[str, Any]]:
+    order = sorted(agents, key=lambda a: -field_[a].mean)
+    return [{"rank": i + 1, "agent": a, **field_[a].as_dict()} for i, a in enumerate(order)]
+
+
+def _cross_dict(cross: dict[str, dict[str, Estimate]]) -> dict[str, dict[str, dict[str, float]]]:
+    return {a: {b: e.as_dict() for b, e in row.items()} for a, row in cross.items()}
+
+
+def _summarize(agents: tuple[str, ...], matches: list[MatchResult], raw: bool = False) -> tuple[dict, dict]:
+    """Cross-table and results against the field (``raw``: without the luck correction).
+
+    A cell's interval uses the same degrees of freedom as its matches' own estimates (minus the
+    luck correction's fitted coefficients), so heads-up the cell (A, B) is exactly A's match
+    estimate: one interval per pair, in the table, the picture and ``matches[]`` alike."""
+    cross: dict[str, dict[str, Estimate]] = {a: {} for a in agents}
+    for a, b in itertools.permutations(agents, 2):
+        parts = []
+        for m in matches:
+            if a in m.agents and b in m.agents:
+                i, j = m.agents.index(a), m.agents.index(b)
+                values = m.raw_group_results if raw else m.group_results
+                fitted = 0 if raw else m.luck_fitted
+                parts.append(mean_ci((values[:, i] - values[:, j]) / 2, fitted=fitted).scaled(100.0))
+        if parts:
+            cross[a][b] = combine(parts)
+    field_ = {a: combine([(m.raw_estimates if raw else m.estimates)[a] for m in matches if a in m.agents])
+              for a in agents}
+    return cross, field_
+
+
+def main(cfg: TournamentConfig, argv: Sequence[str] | None = None) -> TournamentResult:
+    """Run the tournament, print the tables and (``cfg.write``) write the run folder."""
+    result = run_tournament(cfg)
+    print(format_table(result))
+    if cfg.write:
+        folder = Path(cfg.out_dir) / (cfg.name or default_name(result.config))
+        write_outputs(result, folder, argv)
+        print(f"\nWrote {folder}/results.json, crosstable.csv, crosstable.png"
+              + (", histories/" if cfg.histories else ""))
+    return result
+
+
+def _rule_value(rules: Rules, key: str, text: str) -> Any:
+    """Read ``--rule key=text`` as the type of the field's current value."""
+    fields = {f.name for f in dataclasses.fields(rules)}
+    if key not in fields:
+        raise ValueError(f"unknown rule {key!r}; fields are {', '.join(sorted(fields))}")
+    current = getattr(rules, key)
+    low = text.strip().lower()
+    if isinstance(current, bool):
+        if low in ("true", "1", "yes", "on"):
+            return True
+        if low in ("false", "0", "no", "off"):
+            return False
+        raise ValueError(f"--rule {key}= takes true or false, not {text!r}")
+    if isinstance(current, int):
+        try:
+            return int(text)
+        except ValueError:
+            raise ValueError(f"--rule {key}= takes a whole number, not {text!r}") from None
+    if isinstance(current, tuple) and key in ("spread_sizes", "pot_fractions"):
+        try:
+            return tuple(float(x) for x in text.split(","))
+        except ValueError:
+            raise ValueError(f"--rule {key}= takes numbers separated by commas, not {text!r}") from None
+    if low in ("none", "null"):
+        return None
+    return text
+
+
+class _Parser(argparse.ArgumentParser):
+    """Usage errors in one line, ``python -m arena: error: ...``, and exit code 2 (argparse's own
+    errors, such as ``--players x``, included)."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+def parse_args(argv: Sequence[str] | None = None) -> TournamentConfig:
+    """The tournament a command line asks for, checked (:func:`check_config`) before anything
+    is played: any usage error (an unknown option or rule, a bad value, a bad agent spec or
+    ``ppo`` model, a player count the game or the agents cannot seat) exits with code 2 and one
+    line."""
+    parser = _Parser(
+        prog=PROG,
+        description="Duplicate tournament between agents.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="agents:\n" + describe_agents() + f"\ngames: {', '.join(RULES)}\n"
+               "Usage errors exit with code 2.")
+    parser.add_argument("--game", default="soko", choices=sorted(RULES))
+    parser.add_argument("--agents", nargs="+", default=["tag", "equity", "random", "call"], metavar="SPEC")
+    parser.add_argument("--hands", type=int, default=20000, help="hands per match (default 20000)")
+    parser.add_argument("--players", type=int, default=2)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--rule", action="append", default=[], metavar="FIELD=VALUE",
+                        help="a rules override, e.g. --rule low_chicago=true (repeatable)")
+    parser.add_argument("--no-duplicate", action="store_true", help="independent deals for every hand")
+    parser.add_argument("--luck-correction", action=argparse.BooleanOptionalAction, default=None,
+                        help="subtract the luck of the cards dealt, an unbiased control variate "
+                             "(arena/luck.py; the raw numbers are kept too). Default: on for "
+                             "games without wild cards (Soko), off for Follow the Bitch (costlier there, "
+                             "for less)")
+    parser.add_argument("--workers", type=int, default=0, help="processes (default: every core)")
+    parser.add_argument("--name", default=None, help="run folder name under --out")
+    parser.add_argument("--out", default="runs/tournaments")
+    parser.add_argument("--histories", type=int, default=0, metavar="N",
+                        help="write the first N hand histories of each match")
+    parser.add_argument("--no-progress", action="store_true")
+    parser.add_argument("--no-write", action="store_true", help="print only")
+    args = parser.parse_args(argv)
+    base = RULES[args.game]
+    overrides: dict[str, Any] = {}
+    for item in args.rule:
+        key, eq, value = item.partition("=")
+        if not eq:
+            parser.error(f"--rule takes FIELD=VALUE, not {item!r}")
+        try:
+            overrides[key.strip()] = _rule_value(base, key.strip(), value)
+        except ValueError as exc:
+            parser.error(str(exc))
+    if args.hands < 1:
+        parser.error("--hands must be at least 1")
+    if args.histories < 0:
+        parser.error("--histories must be at least 0")
+    cfg = TournamentConfig(game=args.game, agents=list(args.agents), hands=args.hands,
+                           players=args.players, seed=args.seed, rules=overrides,
+                           duplicate=not args.no_duplicate, luck_correction=args.luck_correction,
+                           workers=args.workers, name=args.name,
+                           out_dir=args.out, histories=args.histories,
+                           progress=not args.no_progress, write=not args.no_write)
+    try:
+        check_config(cfg)
+    except ValueError as exc:
+        parser.error(str(exc))
+    return cfg
+
+
+
+def cli(argv: Sequence[str] | None = None) -> int:
+    """The command line (``python -m arena``, ``stud-tournament``): 0 after a tournament, 2 for a
+    usage error (exits from :func:`parse_args`), 1 for a failure while playing."""
+    args = sys.argv[1:] if argv is None else list(argv)
+    config = parse_args(args)
+    try:
+        main(config, argv=[PROG, *args])
+    except ValueError as exc:  # not a usage error (those exit 2 above): a failure while playing
+        print(f"{PROG}: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(cli())
