@@ -49,13 +49,13 @@ def random_action(action_mask: np.ndarray, rng: np.random.Generator) -> int:
     return legal[int(rng.random() * len(legal))]
 
 
-def checked_action(action, action_mask: np.ndarray, *, who: object, seat: int) -> int:
-    """``action`` as an int if ``action_mask`` allows it, else a ValueError naming ``who``, so
+def checked_action(action, action_mask: np.ndarray, *, agent: object, seat: int) -> int:
+    """``action`` as an int if ``action_mask`` allows it, else a ValueError naming ``agent``, so
     a broken agent never corrupts a game."""
     action = int(action)
     if not (0 <= action < len(action_mask) and action_mask[action]):
-        raise ValueError(f"{who} at seat {seat} chose illegal action {action}; "
-                         f"legal ids: {np.flatnonzero(action_mask).tolist()}")
+        raise ValueError(f"agent {getattr(agent, 'name', agent)!r} at seat {seat} chose illegal action "
+                         f"{action}; legal ids: {np.flatnonzero(action_mask).tolist()}")
     return action
 
 
@@ -77,7 +77,7 @@ def choose_action(agent, game: Game, mask: np.ndarray | None = None) -> int:
         action = act_game(game, seat, mask)
     else:
         action = agent.act(game.view(seat), mask)
-    return checked_action(action, mask, who=f"agent {getattr(agent, 'name', agent)!r}", seat=seat)
+    return checked_action(action, mask, agent=agent, seat=seat)
 
 
 def is_agent(obj) -> bool:

@@ -177,7 +177,7 @@ class SingleAgentEnv(gymnasium.Env):
         if is_agent(opponent):
             return choose_action(opponent, game, mask)
         action = opponent(self.encoder.encode(game, seat), mask)
-        return checked_action(action, mask, who=f"opponent {opponent!r}", seat=seat)
+        return checked_action(action, mask, agent=opponent, seat=seat)
 
     def _play_opponents(self) -> None:
         game = self.game
