@@ -13,7 +13,8 @@ worker processes.
 
 A policy that needs more than the view to encode its input (a trained network with the env's
 observation encoder) may also define ``act_game(game, seat, action_mask)``; harnesses call
-:func:`choose_action`, which prefers ``act_game`` when an agent has it. Such an agent must only
+:func:`choose_action` (``envs.actions.choose_action``, the one dispatch the tournament and the
+training env share), which prefers ``act_game`` when an agent has it. Such an agent must only
 read what ``seat`` may see; ``tests/test_agents.py`` checks every registered agent for that.
 
 >>> from envs.engine.game import Game
@@ -31,7 +32,7 @@ from abc import ABC, abstractmethod
 
 import numpy as np
 
-from envs.actions import CHECK_CALL, FIRST_BET, FOLD, action_mask as legal_mask
+from envs.actions import CHECK_CALL, FIRST_BET, FOLD, choose_action
 from envs.engine.game import ACTION_KINDS, Game, PlayerView
 
 __all__ = ["Agent", "choose_action", "legal_ids", "FOLD", "CHECK_CALL", "FIRST_BET"]
@@ -112,24 +113,3 @@ def game_from_view(view: PlayerView) -> Game:
         if event.kind in ACTION_KINDS:
             game.play_logged(event)
     return game
-
-
-def choose_action(agent, game: Game, mask: np.ndarray | None = None) -> int:
-    """Ask ``agent`` for the current player's action: ``act_game(game, seat, mask)`` if the agent
-    defines it, else ``act(game.view(seat), mask)``. An illegal answer is a ValueError naming
-    the agent, so a broken agent never corrupts a game."""
-    seat = game.current_player
-    if seat is None:
-        raise ValueError("the hand is over: nobody is to act")
-    if mask is None:
-        mask = legal_mask(game)
-    act_game = getattr(agent, "act_game", None)
-    if act_game is not None:
-        action = act_game(game, seat, mask)
-    else:
-        action = agent.act(game.view(seat), mask)
-    action = int(action)
-    if not (0 <= action < len(mask) and mask[action]):
-        raise ValueError(f"agent {getattr(agent, 'name', agent)!r} chose action {action}, which is "
-                         f"not legal now (legal ids: {legal_ids(mask).tolist()})")
-    return action

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from agents.base import CHECK_CALL, FIRST_BET, FOLD, Agent, legal_ids
+from envs.actions import random_action
 from envs.engine.cards import Card
 from envs.engine.game import PlayerView
 from envs.engine.hands import Category, HandValue
@@ -43,11 +44,11 @@ __all__ = ["RandomAgent", "CallAgent", "RaiseAgent", "TagAgent", "hand_value", "
 
 
 class RandomAgent(Agent):
-    """Uniform over the legal action ids."""
+    """Uniform over the legal action ids (``envs.actions.random_action``, which the training
+    env's built-in ``"random"`` opponent plays too)."""
 
     def act(self, view: PlayerView, action_mask: np.ndarray) -> int:
-        legal = [i for i, ok in enumerate(action_mask.tolist()) if ok]
-        return legal[int(self.rng.random() * len(legal))]
+        return random_action(action_mask, self.rng)
 
     def policy(self, view: PlayerView, action_mask: np.ndarray) -> np.ndarray:
         """Uniform over the legal ids: what :meth:`act` draws from."""

@@ -1,19 +1,38 @@
 """Trained policies as agents: ``ppo:PATH`` loads a MaskablePPO checkpoint (sb3-contrib).
 
-``PATH`` is a model ``.zip`` (the suffix may be left out, as SB3 allows) or a training run
-folder, whose ``final_model.zip`` is loaded (``agents.registry.resolve_checkpoint``).
+:class:`PPOAgent` is the one way a trained model plays, wherever it sits: in tournaments
+(``ppo:`` specs), in the training evaluation, and as a training opponent (``ppo:`` baselines
+and the learner's own snapshots, ``train/opponents.py``).
 
-The policy's input is the env's observation vector, so this agent encodes the game with
-``envs.observation.ObservationEncoder`` (``ObservationEncoder(rules).encode(game, seat)``), the
-same encoder the training env uses. The encoder takes a :class:`Game`: the tournament calls
-``act_game(game, seat, action_mask)`` (``agents.base.choose_action`` prefers it), and
-``act(view, action_mask)`` encodes ``agents.base.game_from_view(view)``, a replay of the view
-with stand-in cards for the other seats' face-down cards. ``tests/test_agents.py`` checks
-that the agent's choice never depends on other seats' face-down cards.
+``PATH`` is a model ``.zip`` (the suffix may be left out, as SB3 allows), a training run
+folder, whose ``final_model.zip`` is loaded, or a snapshot ``runs/<run>/snapshots/*.zip`` (the
+same kind of file): ``agents.registry.resolve_checkpoint`` finds it. A model still in memory
+(the learner being snapshotted) becomes an agent with :meth:`PPOAgent.from_model`.
 
-Deterministic by default (the most likely legal action); ``ppo:PATH,deterministic=false``
-samples from the policy, seeded by :meth:`PPOAgent.reset` through torch's generator.
-Torch and sb3-contrib are imported on first use.
+**Input.** The policy's input is the env's observation vector, so the agent encodes the game
+with ``envs.observation.ObservationEncoder``, the encoder the training env uses.
+``act_game(game, seat, action_mask)`` encodes the game (harnesses prefer it, through
+``envs.actions.choose_action``); ``act(view, action_mask)`` and ``policy(view, action_mask)``
+encode ``agents.base.game_from_view(view)``, a replay of the view with stand-in cards for the
+other seats' face-down cards. ``tests/test_agents.py`` checks that the choice never depends on
+other seats' face-down cards.
+
+**Forward pass.** For the policies we train (SB3's ``MlpPolicy``: flat observation, an actor
+MLP of ``Linear`` layers with ``Tanh`` or ``ReLU`` between them, a ``Linear`` action head,
+masked categorical actions) the actor's weights are copied into NumPy once and the forward
+pass is a few matrix products: microseconds, where a torch call costs far more per action.
+Any other network is run by torch (:class:`TorchActor`). Either way the probabilities are the
+masked softmax of the logits, computed here, and ``tests/test_trained.py`` checks them against
+sb3's own distribution.
+
+**Choice.** Deterministic by default: the most likely legal action (as ``model.predict(...,
+deterministic=True)``). ``ppo:PATH,deterministic=false`` samples from the policy with one
+``rng.random()`` of the agent's generator, which the harness re-seeds before every hand
+(:meth:`agents.base.Agent.reset`). :meth:`PPOAgent.policy` is exactly the distribution
+``act`` draws from (a one-hot for deterministic play), so the luck correction can use it.
+
+Torch and sb3-contrib are imported when a model is first loaded; an agent carries its NumPy
+weights when pickled to worker processes.
 """
 
 from __future__ import annotations
@@ -25,11 +44,84 @@ import numpy as np
 from agents.base import Agent, game_from_view
 from envs.engine.game import Game, PlayerView
 
-__all__ = ["PPOAgent"]
+__all__ = ["PPOAgent", "NumpyActor", "TorchActor", "actor_of"]
+
+_ACTIVATIONS = {
+    "Tanh": np.tanh,
+    "ReLU": lambda x: np.maximum(x, 0.0),
+}
+
+
+class NumpyActor:
+    """The actor of an MLP policy in NumPy: ``logits(observation)``, float32 as torch computes."""
+
+    def __init__(self, layers: list[tuple[np.ndarray, np.ndarray, str | None]]) -> None:
+        self.layers = layers   # (weight, bias, activation name after the layer or None)
+        self.obs_size = int(layers[0][0].shape[1])
+
+    def logits(self, observation: np.ndarray) -> np.ndarray:
+        x = np.asarray(observation, dtype=np.float32).reshape(-1)
+        for w, b, activation in self.layers:
+            x = w @ x + b
+            if activation is not None:
+                x = _ACTIVATIONS[activation](x)
+        return x
+
+
+class TorchActor:
+    """Any other MaskablePPO policy, run by torch: ``logits(observation)`` are its categorical
+    distribution's (normalised) logits, so the masked softmax is the policy's own."""
+
+    def __init__(self, policy) -> None:
+        self.policy = policy
+        self.obs_size = int(np.prod(policy.observation_space.shape))
+
+    def logits(self, observation: np.ndarray) -> np.ndarray:
+        import torch
+
+        self.policy.set_training_mode(False)
+        with torch.no_grad():
+            obs, _ = self.policy.obs_to_tensor(np.asarray(observation, dtype=np.float32))
+            return self.policy.get_distribution(obs).distribution.logits[0].cpu().numpy()
+
+
+def _numpy_layers(policy) -> list[tuple[np.ndarray, np.ndarray, str | None]] | None:
+    """The actor's (weight, bias, activation) layers if ``policy`` is a plain MLP policy whose
+    NumPy forward pass is exactly its torch one; None otherwise."""
+    import torch
+    from gymnasium import spaces
+    from sb3_contrib.common.maskable.distributions import MaskableCategoricalDistribution
+    from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
+    from stable_baselines3.common.torch_layers import FlattenExtractor, MlpExtractor
+
+    if not (type(policy) is MaskableActorCriticPolicy
+            and type(policy.pi_features_extractor) is FlattenExtractor
+            and isinstance(policy.observation_space, spaces.Box) and len(policy.observation_space.shape) == 1
+            and type(policy.action_dist) is MaskableCategoricalDistribution
+            and type(policy.mlp_extractor) is MlpExtractor
+            and type(policy.action_net) is torch.nn.Linear):
+        return None
+    layers: list[tuple[np.ndarray, np.ndarray, str | None]] = []
+    for module in [*policy.mlp_extractor.policy_net, policy.action_net]:
+        if type(module) is torch.nn.Linear and module.bias is not None:
+            layers.append((module.weight.detach().cpu().numpy().astype(np.float32).copy(),
+                           module.bias.detach().cpu().numpy().astype(np.float32).copy(), None))
+        elif (type(module) in (torch.nn.Tanh, torch.nn.ReLU) and layers and layers[-1][2] is None):
+            w, b, _ = layers[-1]
+            layers[-1] = (w, b, type(module).__name__)
+        else:
+            return None
+    return layers
+
+
+def actor_of(policy) -> NumpyActor | TorchActor:
+    """The fastest exact forward pass for a MaskablePPO policy: NumPy for a plain MLP, else torch."""
+    layers = _numpy_layers(policy)
+    return NumpyActor(layers) if layers is not None else TorchActor(policy)
 
 
 class PPOAgent(Agent):
-    """A MaskablePPO checkpoint, loaded lazily (on first action) on the CPU."""
+    """A trained MaskablePPO policy; from a file it is loaded lazily (on first use) on the CPU."""
 
     def __init__(self, *, path: str = "", deterministic: bool = True) -> None:
         super().__init__()
@@ -37,49 +129,90 @@ class PPOAgent(Agent):
             raise ValueError("ppo needs a checkpoint path: ppo:runs/<run>/final_model.zip")
         self.path = Path(path)
         self.deterministic = deterministic
-        self._model = None
+        self._actor: NumpyActor | TorchActor | None = None
         self._encoders: dict = {}
 
+    @classmethod
+    def from_model(cls, model, *, name: str, deterministic: bool = True) -> PPOAgent:
+        """The agent of a MaskablePPO model in memory (a snapshot of the learner): its actor is
+        copied now, so later training does not change it."""
+        import copy
+
+        agent = cls(path=name, deterministic=deterministic)
+        agent.name = name
+        layers = _numpy_layers(model.policy)
+        agent._actor = NumpyActor(layers) if layers is not None else TorchActor(copy.deepcopy(model.policy))
+        return agent
+
+    def clone(self, *, name: str | None = None) -> PPOAgent:
+        """Another agent playing the same (shared, read-only) network, with its own generator and
+        encoders: one per training env, so each re-seeds and encodes its own hands."""
+        other = type(self)(path=str(self.path), deterministic=self.deterministic)
+        other.name = self.name if name is None else name
+        other._actor = self.actor
+        return other
+
     @property
-    def model(self):
-        if self._model is None:
+    def actor(self) -> NumpyActor | TorchActor:
+        if self._actor is None:
             from sb3_contrib import MaskablePPO
 
             from agents.registry import resolve_checkpoint
 
-            self._model = MaskablePPO.load(str(resolve_checkpoint(self.path)), device="cpu")
-        return self._model
+            model = MaskablePPO.load(str(resolve_checkpoint(self.path)), device="cpu")
+            self._actor = actor_of(model.policy)
+        return self._actor
 
-    def _encoder(self, rules, num_players: int):
-        key = (rules, num_players)
-        encoder = self._encoders.get(key)
+    @property
+    def obs_size(self) -> int:
+        """The length of the observation the network was trained on."""
+        return self.actor.obs_size
+
+    def __getstate__(self) -> dict:
+        state = self.__dict__.copy()
+        state["_encoders"] = {}   # rebuilt on first use; the network travels, the encoders need not
+        return state
+
+    def _encode(self, game: Game, seat: int) -> np.ndarray:
+        encoder = self._encoders.get(game.rules)
         if encoder is None:
-            import envs.observation as observation
+            from envs.observation import ObservationEncoder
 
-            if hasattr(observation, "ObservationEncoder"):
-                encoder = observation.ObservationEncoder(rules)
-            else:
-                encoder = observation.Encoder(rules, num_players)
-            self._encoders[key] = encoder
-        return encoder
+            encoder = self._encoders[game.rules] = ObservationEncoder(game.rules)
+        return encoder.encode(game, seat)
 
-    def reset(self, seed=None) -> None:
-        super().reset(seed)
-        if not self.deterministic and seed is not None:
-            import torch
+    def _logits(self, observation: np.ndarray, action_mask: np.ndarray) -> np.ndarray:
+        """The network's logits with the illegal ids at minus infinity."""
+        return np.where(np.asarray(action_mask, dtype=bool), self.actor.logits(observation), -np.inf)
 
-            self.model  # loading draws from torch's generator: load before seeding it
-            seq = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
-            torch.manual_seed(int(seq.generate_state(1)[0]))
+    def probabilities(self, observation: np.ndarray, action_mask: np.ndarray) -> np.ndarray:
+        """The masked softmax of the network's logits for an observation vector (float64)."""
+        logits = self._logits(observation, action_mask).astype(np.float64)
+        weights = np.exp(logits - logits.max())
+        return weights / weights.sum()
 
-    def _predict(self, obs: np.ndarray, action_mask: np.ndarray) -> int:
-        action, _ = self.model.predict(obs, deterministic=self.deterministic,
-                                       action_masks=np.asarray(action_mask, dtype=bool))
-        return int(np.asarray(action).reshape(-1)[0])
+    def choose(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
+        """The action for an observation vector: the most likely legal one (ties: the lowest id,
+        as torch's argmax), or one ``rng.random()`` draw from the masked softmax."""
+        logits = self._logits(observation, action_mask)
+        if self.deterministic:
+            return int(np.argmax(logits))
+        cumulative = np.cumsum(np.exp(logits - logits.max()))
+        return int(min(np.searchsorted(cumulative, self.rng.random() * cumulative[-1], side="right"),
+                       len(logits) - 1))
 
     def act_game(self, game: Game, seat: int, action_mask: np.ndarray) -> int:
-        obs = self._encoder(game.rules, game.num_players).encode(game, seat)
-        return self._predict(obs, action_mask)
+        return self.choose(self._encode(game, seat), action_mask)
 
     def act(self, view: PlayerView, action_mask: np.ndarray) -> int:
         return self.act_game(game_from_view(view), view.seat, action_mask)
+
+    def policy(self, view: PlayerView, action_mask: np.ndarray) -> np.ndarray:
+        """What :meth:`act` draws from: the masked softmax, or for deterministic play a one-hot
+        on the most likely legal action."""
+        observation = self._encode(game_from_view(view), view.seat)
+        if self.deterministic:
+            out = np.zeros(len(action_mask))
+            out[int(np.argmax(self._logits(observation, action_mask)))] = 1.0
+            return out
+        return self.probabilities(observation, action_mask)

@@ -4,6 +4,10 @@
 or raise to the sizes ``Game.bet_sizes()`` offers, in ascending order (``2`` is the smallest:
 complete, bet or min-raise). The number of ids is fixed per rules (``num_actions``); ids past
 the sizes on offer are masked out. The engine decides what is legal; this only names it.
+
+Agents ask for actions through one door, :func:`choose_action`: the tournament and the
+single-agent env's opponents both use it (``agents.base`` re-exports it), so an agent plays
+the same way wherever it sits. :func:`random_action` is the one uniformly random player.
 """
 
 from __future__ import annotations
@@ -32,6 +36,53 @@ def action_mask(game: Game, size: int | None = None) -> np.ndarray:
     mask[CHECK_CALL] = 1
     mask[FIRST_BET:FIRST_BET + len(game.bet_sizes())] = 1
     return mask
+
+
+def random_action(action_mask: np.ndarray, rng: np.random.Generator) -> int:
+    """A legal id drawn uniformly with one ``rng.random()`` (the ``random`` agent and the
+    env's built-in random opponent; one draw per action keeps seeded replays cheap).
+
+    >>> random_action(np.array([0, 1, 1, 0]), np.random.default_rng(0))
+    2
+    """
+    legal = [i for i, ok in enumerate(action_mask.tolist()) if ok]
+    return legal[int(rng.random() * len(legal))]
+
+
+def checked_action(action, action_mask: np.ndarray, *, agent: object, seat: int) -> int:
+    """``action`` as an int if ``action_mask`` allows it, else a ValueError naming ``agent``, so
+    a broken agent never corrupts a game."""
+    action = int(action)
+    if not (0 <= action < len(action_mask) and action_mask[action]):
+        raise ValueError(f"agent {getattr(agent, 'name', agent)!r} at seat {seat} chose illegal action "
+                         f"{action}; legal ids: {np.flatnonzero(action_mask).tolist()}")
+    return action
+
+
+def choose_action(agent, game: Game, mask: np.ndarray | None = None) -> int:
+    """Ask ``agent`` for the current player's action: ``act_game(game, seat, mask)`` if the agent
+    defines it (a policy that encodes the game itself), else ``act(game.view(seat), mask)``.
+    An illegal answer is a ValueError (:func:`checked_action`).
+
+    Harnesses re-seed an agent with ``agent.reset(seed)`` before every hand, the seed drawn
+    from their own generator; this function draws nothing.
+    """
+    seat = game.current_player
+    if seat is None:
+        raise ValueError("the hand is over: nobody is to act")
+    if mask is None:
+        mask = action_mask(game)
+    act_game = getattr(agent, "act_game", None)
+    if act_game is not None:
+        action = act_game(game, seat, mask)
+    else:
+        action = agent.act(game.view(seat), mask)
+    return checked_action(action, mask, agent=agent, seat=seat)
+
+
+def is_agent(obj) -> bool:
+    """Whether ``obj`` plays through :func:`choose_action` (has ``act`` or ``act_game``)."""
+    return callable(getattr(obj, "act", None)) or callable(getattr(obj, "act_game", None))
 
 
 def apply_action(game: Game, action: int) -> None:

@@ -30,12 +30,14 @@ Opponents
 A pool of policies; each opponent seat draws one per hand (``opponent_weights`` or uniform).
 An entry is one of:
 
-- ``"random"``: uniformly random legal actions drawn from the env's own generator (so
-  ``reset(seed=...)`` replays whole hands);
-- an object with ``act(view, action_mask) -> action id``, where ``view`` is the engine's
-  ``game.view(seat)`` (agents from ``agents/`` fit here, duck-typed): ``act_game(game, seat,
-  action_mask)`` is called instead when the object has it, and ``reset(seed)``, when it has
-  one, before every hand with a seed drawn from the env's generator;
+- ``"random"``: uniformly random legal actions (``envs.actions.random_action``, as the
+  ``random`` agent) drawn from the env's own generator (so ``reset(seed=...)`` replays whole
+  hands);
+- an agent: an object with ``act(view, action_mask) -> action id``, where ``view`` is the
+  engine's ``game.view(seat)``, or ``act_game(game, seat, action_mask)`` (agents from
+  ``agents/`` fit here, duck-typed, trained policies included). It plays through
+  ``envs.actions.choose_action``, as in a tournament, and ``reset(seed)``, when it has one, is
+  called before every hand with a seed drawn from the env's generator;
 - any other callable ``policy(observation, action_mask) -> action id`` with that seat's flat
   observation.
 
@@ -69,7 +71,8 @@ import gymnasium
 import numpy as np
 from gymnasium import spaces
 
-from envs.actions import CHECK_CALL, FOLD, action_mask, apply_action, num_actions
+from envs.actions import (CHECK_CALL, FOLD, action_mask, apply_action, checked_action, choose_action,
+                          is_agent, num_actions, random_action)
 from envs.engine.game import ACTION_KINDS, BET_KINDS, Game
 from envs.engine.rules import Rules
 from envs.observation import ObservationEncoder
@@ -88,7 +91,7 @@ def _check_opponent(opponent: Any) -> None:
     if isinstance(opponent, str):
         if opponent == RANDOM:
             return
-    elif callable(getattr(opponent, "act", None)) or callable(opponent):
+    elif is_agent(opponent) or callable(opponent):
         return
     raise ValueError(f"an opponent is 'random', an object with act(view, action_mask), or a callable "
                      f"policy(observation, action_mask); got {opponent!r}")
@@ -169,21 +172,12 @@ class SingleAgentEnv(gymnasium.Env):
         game = self.game
         mask = action_mask(game, self.num_actions)
         opponent = self.opponents[self.seat_opponents[seat]]
-        if isinstance(opponent, str):  # "random"
-            legal = [i for i, ok in enumerate(mask.tolist()) if ok]
-            return legal[int(self.np_random.random() * len(legal))]
-        act_game = getattr(opponent, "act_game", None)
-        if act_game is not None:  # agents/ policies that encode the game themselves
-            action = act_game(game, seat, mask)
-        elif callable(getattr(opponent, "act", None)):
-            action = opponent.act(game.view(seat), mask)
-        else:
-            action = opponent(self.encoder.encode(game, seat), mask)
-        action = int(action)
-        if not (0 <= action < self.num_actions and mask[action]):
-            raise ValueError(f"opponent {opponent!r} at seat {seat} chose illegal action {action}; "
-                             f"legal ids: {np.flatnonzero(mask).tolist()}")
-        return action
+        if isinstance(opponent, str):  # "random", from the env's generator
+            return random_action(mask, self.np_random)
+        if is_agent(opponent):
+            return choose_action(opponent, game, mask)
+        action = opponent(self.encoder.encode(game, seat), mask)
+        return checked_action(action, mask, agent=opponent, seat=seat)
 
     def _play_opponents(self) -> None:
         game = self.game
@@ -203,9 +197,9 @@ class SingleAgentEnv(gymnasium.Env):
             self.seat = seat = int(self.np_random.integers(n)) if fixed is None else int(fixed)
             self.seat_opponents = [None if s == seat else self._draw_opponent() for s in range(n)]
             for index in sorted({i for i in self.seat_opponents if i is not None}):
-                reset = getattr(self.opponents[index], "reset", None)
-                if callable(reset) and callable(getattr(self.opponents[index], "act", None)):
-                    reset(int(self.np_random.integers(2**63)))  # agents re-seed per hand
+                opponent = self.opponents[index]
+                if is_agent(opponent) and callable(getattr(opponent, "reset", None)):
+                    opponent.reset(int(self.np_random.integers(2**63)))  # agents re-seed per hand
             self.game = new_game(self.rules, n, self.np_random, stacks=self.stacks, options=options)
             self._counts = dict.fromkeys(ACTION_KINDS, 0)
             self._illegal = 0

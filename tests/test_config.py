@@ -55,7 +55,7 @@ def test_sections_are_typed_dataclasses():
     ({"ppo": {"learning_rate": "fast"}}, "ppo.learning_rate must be a number, not 'fast' (str)"),
     ({"ppo": {"net_arch": 64}}, "ppo.net_arch must be a list, not 64 (int)"),
     ({"ppo": {"net_arch": [64, "x"]}}, "ppo.net_arch[1] must be a whole number"),
-    ({"ppo": {"vec_env": "threads"}}, "ppo.vec_env must be one of dummy, subproc, batched, not 'threads'"),
+    ({"ppo": {"vec_env": "threads"}}, "ppo.vec_env must be one of dummy, subproc, not 'threads'"),
     ({"ppo": {"normalize_advantage": "yes"}}, "ppo.normalize_advantage must be true or false"),
     ({"ppo": 3}, "ppo must be a mapping of keys, not 3 (int)"),
     ({"opponents": {"baselines": ["random"]}}, "opponents.baselines must be a mapping, not ['random']"),

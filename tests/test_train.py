@@ -159,14 +159,18 @@ def test_a_crash_during_a_save_keeps_the_previous_checkpoint(smoke_run, tmp_path
 
 
 def test_snapshots_play_like_the_policy_they_copy(smoke_run):
-    import torch
+    """A snapshot file, loaded as training reloads it, plays as sb3 says the policy it copies
+    does; one taken in memory from the model plays the same."""
     from sb3_contrib import MaskablePPO
 
-    from train.opponents import SnapshotPolicy
+    from agents.trained import NumpyActor, PPOAgent
 
     _, run_dir = smoke_run
-    model = MaskablePPO.load(run_dir / "final_model.zip", device="cpu")
-    snapshot = SnapshotPolicy.from_path(run_dir / "final_model.zip", deterministic=True)
+    path = sorted((run_dir / "snapshots").glob("snapshot_*.zip"))[-1]
+    model = MaskablePPO.load(path, device="cpu")
+    loaded = PPOAgent(path=str(path.with_suffix("")))    # the suffix may be left out
+    in_memory = PPOAgent.from_model(model, name=path.stem)
+    assert isinstance(loaded.actor, NumpyActor) and isinstance(in_memory.actor, NumpyActor)
     rng = np.random.default_rng(0)
     n = model.action_space.n
     for _ in range(50):
@@ -174,30 +178,30 @@ def test_snapshots_play_like_the_policy_they_copy(smoke_run):
         mask = rng.random(n) < 0.6
         mask[1] = True
         expected, _ = model.predict(obs, deterministic=True, action_masks=mask)
-        assert snapshot(obs, mask) == int(expected)
-        with torch.no_grad():
-            logits = model.policy.action_net(model.policy.mlp_extractor.forward_actor(torch.as_tensor(obs[None])))
-        np.testing.assert_allclose(snapshot.logits(obs), logits.numpy()[0], rtol=1e-4, atol=1e-5)
-    sampler = SnapshotPolicy.from_path(run_dir / "final_model.zip", deterministic=False, seed=1)
-    mask = np.array([0, 1] + [0] * (n - 2), dtype=bool)
-    assert {sampler(obs, mask) for _ in range(20)} == {1}     # only legal actions
+        assert loaded.choose(obs, mask) == in_memory.choose(obs, mask) == int(expected)
+        np.testing.assert_array_equal(loaded.probabilities(obs, mask), in_memory.probabilities(obs, mask))
 
 
-def test_batched_workers_match_the_in_process_envs():
+def test_subproc_workers_match_the_in_process_envs(smoke_run):
+    """The pool, snapshots included, pickles to worker processes and plays there exactly as in
+    this one."""
+    from agents.trained import PPOAgent
     from train.config import EnvConfig
     from train.vec import make_vec_env, set_pool
 
+    _, run_dir = smoke_run
+    snapshot = PPOAgent(path=str(run_dir / "final_model.zip"), deterministic=False)
     runs = []
-    for kind in ("dummy", "batched"):
-        venv = make_vec_env(EnvConfig(), n_envs=4, kind=kind, start_method="fork", workers=2)
-        set_pool(venv, {"random": 1, "tag": 1}, [], self_play_weight=0.0, seed=0, generation=0)
+    for kind in ("dummy", "subproc"):
+        venv = make_vec_env(EnvConfig(), n_envs=2, kind=kind, start_method="fork")
+        set_pool(venv, {"random": 1, "tag": 1}, [snapshot], self_play_weight=0.5, seed=0, generation=0)
         venv.seed(5)
         obs = [venv.reset()]
         rewards = []
         rng = np.random.default_rng(0)
         for _ in range(60):
             masks = np.stack(venv.env_method("action_masks"))
-            assert masks.shape == (4, venv.action_space.n) and masks.any(axis=1).all()
+            assert masks.shape == (2, venv.action_space.n) and masks.any(axis=1).all()
             actions = np.array([rng.choice(np.flatnonzero(m)) for m in masks])
             o, r, d, infos = venv.step(actions)
             obs.append(o)

@@ -36,8 +36,8 @@ from typing import Any
 
 from stable_baselines3.common.callbacks import BaseCallback
 
+from agents.trained import PPOAgent
 from train.config import Config
-from train.opponents import SnapshotPolicy
 from train.vec import set_pool
 
 __all__ = ["atomic_write_bytes", "save_model", "ProgressBar", "PokerStats", "SelfPlay", "Checkpoints",
@@ -131,7 +131,7 @@ class OpponentPool:
         self.venv = venv
         self.snapshot_dir = Path(snapshot_dir)
         self.checkpoint_dir = Path(checkpoint_dir) if checkpoint_dir is not None else None
-        self.snapshots: list[tuple[int, Path, SnapshotPolicy]] = []   # (timesteps, file, policy)
+        self.snapshots: list[tuple[int, Path, PPOAgent]] = []   # (timesteps, file, policy)
         self.generation = 0
         self.size = 0
 
@@ -146,8 +146,8 @@ class OpponentPool:
         """Freeze the learner: save it as ``snapshots/snapshot_<timesteps>.zip`` and add it."""
         self.snapshot_dir.mkdir(parents=True, exist_ok=True)
         path = save_model(model, self.snapshot_dir / f"snapshot_{timesteps}.zip")
-        policy = SnapshotPolicy.from_model(model, name=f"snapshot_{timesteps}",
-                                           deterministic=self.self_play.deterministic)
+        policy = PPOAgent.from_model(model, name=f"snapshot_{timesteps}",
+                                     deterministic=self.self_play.deterministic)
         self.snapshots.append((timesteps, path, policy))
         self.snapshots = self.snapshots[-self.self_play.keep:]
         self.push()
@@ -177,7 +177,9 @@ class OpponentPool:
         for item in state.get("snapshots", [])[-self.self_play.keep:]:
             path = self.snapshot_dir / item["path"]
             try:
-                policy = SnapshotPolicy.from_path(path, name=path.stem, deterministic=self.self_play.deterministic)
+                policy = PPOAgent(path=str(path), deterministic=self.self_play.deterministic)
+                policy.name = path.stem
+                policy.actor  # load now: a missing or unreadable file is reported here
             except Exception:  # noqa: BLE001 - a missing or unreadable file: reported, not fatal
                 missing.append(item["path"])
                 continue

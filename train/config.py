@@ -14,7 +14,7 @@ env        ``game`` (a preset of ``envs.engine.rules.RULES``), ``players``, ``ru
 opponents  ``baselines`` (agent spec -> weight) and ``self_play`` (snapshots of the learner:
            how often, how many kept, their share of the hands, deterministic or sampled play)
 ppo        MaskablePPO arguments under their own names, plus ``net_arch``, ``activation_fn``,
-           ``n_envs``, ``vec_env`` (``dummy``, ``subproc`` or ``batched``), ``torch_threads``
+           ``n_envs``, ``vec_env`` (``dummy`` or ``subproc``), ``torch_threads``
 eval       ``every`` timesteps a duplicate tournament of ``hands`` hands against each of
            ``baselines``
 run        ``name``, ``total_timesteps``, ``checkpoint_every``, ``seed``, ``out_dir``
@@ -107,11 +107,9 @@ class PPOConfig:
     activation_fn: Literal["tanh", "relu"] = "tanh"
     # How the environments run.
     n_envs: int = 1
-    # dummy: all envs in this process; subproc: SB3's SubprocVecEnv, one process per env;
-    # batched: `workers` processes, each stepping n_envs / workers envs.
-    vec_env: Literal["dummy", "subproc", "batched"] = "dummy"
-    workers: int = 2               # batched only
-    start_method: Literal["fork", "forkserver", "spawn"] = "forkserver"   # subproc and batched
+    # dummy: all envs in this process; subproc: SB3's SubprocVecEnv, one process per env.
+    vec_env: Literal["dummy", "subproc"] = "dummy"
+    start_method: Literal["fork", "forkserver", "spawn"] = "forkserver"   # subproc only
     torch_threads: int = 1         # per process
     device: str = "cpu"
 
@@ -298,7 +296,6 @@ def _check(cfg: Config) -> None:
     need(0 <= ppo.gae_lambda <= 1, f"ppo.gae_lambda must be from 0 to 1, not {ppo.gae_lambda}")
     need(ppo.clip_range > 0, f"ppo.clip_range must be positive, not {ppo.clip_range}")
     need(all(n >= 1 for n in ppo.net_arch), f"ppo.net_arch sizes must be at least 1, not {ppo.net_arch}")
-    need(ppo.workers >= 1, f"ppo.workers must be at least 1, not {ppo.workers}")
     need(ppo.torch_threads >= 1, f"ppo.torch_threads must be at least 1, not {ppo.torch_threads}")
     need(re.fullmatch(r"(auto|cpu|cuda|mps)(:\d+)?", ppo.device) is not None,
          f"ppo.device must be auto, cpu, cuda, cuda:N or mps, not {ppo.device!r}")

@@ -137,7 +137,7 @@ def main(cfg: Config, *, resume: str | Path | None = None, command: Sequence[str
 
     ppo = cfg.ppo
     venv = make_vec_env(cfg.env, n_envs=ppo.n_envs, kind=ppo.vec_env, start_method=ppo.start_method,
-                        torch_threads=ppo.torch_threads, workers=ppo.workers)
+                        torch_threads=ppo.torch_threads)
     pool = OpponentPool(cfg, venv, run_dir / "snapshots", run_dir / "checkpoints")
     model = None
     try:

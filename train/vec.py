@@ -14,17 +14,15 @@ call per env so each gets generators of its own).
 
 from __future__ import annotations
 
-import multiprocessing as mp
 import signal
 from typing import Any, Callable, Sequence
 
 import numpy as np
 from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv, VecEnvWrapper, VecMonitor
-from stable_baselines3.common.vec_env.base_vec_env import CloudpickleWrapper
 
 from train.config import EnvConfig
 
-__all__ = ["env_kwargs", "make_env", "make_vec_env", "FastDummyVecEnv", "BatchedSubprocVecEnv", "VecMaskCache", "set_pool"]
+__all__ = ["env_kwargs", "make_env", "make_vec_env", "FastDummyVecEnv", "VecMaskCache", "set_pool"]
 
 
 def env_kwargs(env_cfg: EnvConfig) -> dict[str, Any]:
@@ -76,158 +74,6 @@ class FastDummyVecEnv(DummyVecEnv):
         return self._obs_from_buf(), np.copy(self.buf_rews), np.copy(self.buf_dones), list(self.buf_infos)
 
 
-def _batched_worker(remote, parent_remote, thunks: CloudpickleWrapper) -> None:
-    parent_remote.close()
-    venv = FastDummyVecEnv(thunks.var)
-    try:
-        while True:
-            cmd, data = remote.recv()
-            if cmd == "step":
-                venv.step_async(data)
-                obs, rewards, dones, infos = venv.step_wait()
-                resets = [venv.reset_infos[i] if done else {} for i, done in enumerate(dones)]
-                remote.send((obs, rewards, dones, infos, resets))
-            elif cmd == "reset":
-                venv._seeds, venv._options = list(data[0]), list(data[1])
-                obs = venv.reset()
-                remote.send((obs, list(venv.reset_infos)))
-            elif cmd == "env_method":
-                name, args, kwargs, indices = data
-                remote.send(venv.env_method(name, *args, indices=indices, **kwargs))
-            elif cmd == "get_attr":
-                remote.send(venv.get_attr(data[0], indices=data[1]))
-            elif cmd == "set_attr":
-                remote.send(venv.set_attr(data[0], data[1], indices=data[2]))
-            elif cmd == "has_attr":
-                remote.send(venv.has_attr(data))
-            elif cmd == "is_wrapped":
-                remote.send(venv.env_is_wrapped(data[0], indices=data[1]))
-            elif cmd == "get_spaces":
-                remote.send((venv.observation_space, venv.action_space))
-            elif cmd == "close":
-                venv.close()
-                break
-            else:
-                raise NotImplementedError(f"unknown command {cmd!r}")
-    except (EOFError, KeyboardInterrupt, BrokenPipeError):
-        pass
-    finally:
-        remote.close()
-
-
-class BatchedSubprocVecEnv(VecEnv):
-    """``n_envs`` envs in ``workers`` processes, each stepping its share in a loop.
-
-    SB3's ``SubprocVecEnv`` puts one env in each process, so with more envs than cores the
-    processes take turns and every step pays one pipe round trip per env. Here a step costs
-    one round trip per worker, the workers step their envs in parallel, and observations come
-    back as one array per worker.
-    """
-
-    def __init__(self, env_fns: Sequence[Callable[[], Any]], *, workers: int, start_method: str = "forkserver") -> None:
-        n_envs = len(env_fns)
-        workers = max(1, min(workers, n_envs))
-        ctx = mp.get_context(start_method)
-        bounds = np.linspace(0, n_envs, workers + 1).round().astype(int)
-        self.slices = [(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:])]
-        self.owner = [(w, i - a) for w, (a, b) in enumerate(self.slices) for i in range(a, b)]
-        self.remotes, self.processes = [], []
-        for a, b in self.slices:
-            remote, work_remote = ctx.Pipe()
-            process = ctx.Process(target=_batched_worker,
-                                  args=(work_remote, remote, CloudpickleWrapper(list(env_fns[a:b]))), daemon=True)
-            process.start()
-            work_remote.close()
-            self.remotes.append(remote)
-            self.processes.append(process)
-        self.waiting = False
-        self.closed = False
-        self.remotes[0].send(("get_spaces", None))
-        observation_space, action_space = self.remotes[0].recv()
-        super().__init__(n_envs, observation_space, action_space)
-
-    def step_async(self, actions: np.ndarray) -> None:
-        for remote, (a, b) in zip(self.remotes, self.slices):
-            remote.send(("step", actions[a:b]))
-        self.waiting = True
-
-    def step_wait(self):
-        results = [remote.recv() for remote in self.remotes]
-        self.waiting = False
-        obs = np.concatenate([r[0] for r in results])
-        rewards = np.concatenate([r[1] for r in results])
-        dones = np.concatenate([r[2] for r in results])
-        infos = [info for r in results for info in r[3]]
-        self.reset_infos = [info for r in results for info in r[4]]
-        return obs, rewards, dones, infos
-
-    def reset(self):
-        for remote, (a, b) in zip(self.remotes, self.slices):
-            remote.send(("reset", (self._seeds[a:b], self._options[a:b])))
-        results = [remote.recv() for remote in self.remotes]
-        self.reset_infos = [info for r in results for info in r[1]]
-        self._reset_seeds()
-        self._reset_options()
-        return np.concatenate([r[0] for r in results])
-
-    def _by_worker(self, indices) -> list[tuple[int, list[int]]]:
-        groups: dict[int, list[int]] = {}
-        for i in self._get_indices(indices):
-            w, local = self.owner[i]
-            groups.setdefault(w, []).append(local)
-        return list(groups.items())
-
-    def _ask(self, cmd: str, make_data, indices) -> list[Any]:
-        groups = self._by_worker(indices)
-        for w, local in groups:
-            self.remotes[w].send((cmd, make_data(local)))
-        out: list[Any] = []
-        for w, _ in groups:
-            out.extend(self.remotes[w].recv())
-        return out
-
-    def env_method(self, method_name: str, *method_args, indices=None, **method_kwargs) -> list[Any]:
-        return self._ask("env_method", lambda local: (method_name, method_args, method_kwargs, local), indices)
-
-    def get_attr(self, attr_name: str, indices=None) -> list[Any]:
-        return self._ask("get_attr", lambda local: (attr_name, local), indices)
-
-    def set_attr(self, attr_name: str, value: Any, indices=None) -> None:
-        for w, local in self._by_worker(indices):
-            self.remotes[w].send(("set_attr", (attr_name, value, local)))
-            self.remotes[w].recv()
-
-    def has_attr(self, attr_name: str) -> bool:
-        for remote in self.remotes:
-            remote.send(("has_attr", attr_name))
-        return all(remote.recv() for remote in self.remotes)
-
-    def env_is_wrapped(self, wrapper_class, indices=None) -> list[bool]:
-        return self._ask("is_wrapped", lambda local: (wrapper_class, local), indices)
-
-    def get_images(self):
-        return [None] * self.num_envs
-
-    def close(self) -> None:
-        if self.closed:
-            return
-        self.closed = True
-        try:
-            if self.waiting:
-                for remote in self.remotes:
-                    remote.recv()
-            for remote in self.remotes:
-                remote.send(("close", None))
-        except (EOFError, BrokenPipeError, ConnectionError, OSError):
-            pass
-        for process in self.processes:
-            process.join(timeout=10)
-            if process.is_alive():
-                process.terminate()
-        for remote in self.remotes:
-            remote.close()
-
-
 class VecMaskCache(VecEnvWrapper):
     """Serves ``env_method("action_masks")`` from the masks the last ``step``/``reset`` returned."""
 
@@ -261,21 +107,17 @@ class VecMaskCache(VecEnvWrapper):
 
 
 def make_vec_env(env_cfg: EnvConfig, *, n_envs: int, kind: str = "dummy", start_method: str = "forkserver",
-                 torch_threads: int = 1, workers: int = 2) -> VecEnv:
+                 torch_threads: int = 1) -> VecEnv:
     """``n_envs`` single-agent envs, vectorized (``dummy``: in this process; ``subproc``: SB3's
-    one process per env; ``batched``: ``workers`` processes sharing the envs), with monitoring
-    and cached action masks."""
-    if kind in ("subproc", "batched"):
+    one process per env), with monitoring and cached action masks."""
+    if kind == "subproc":
         thunks = [make_env(env_cfg, torch_threads=torch_threads, in_worker=True) for _ in range(n_envs)]
-        if kind == "subproc":
-            venv: VecEnv = SubprocVecEnv(thunks, start_method=start_method)
-        else:
-            venv = BatchedSubprocVecEnv(thunks, workers=workers, start_method=start_method)
+        venv: VecEnv = SubprocVecEnv(thunks, start_method=start_method)
     elif kind == "dummy":
         thunks = [make_env(env_cfg) for _ in range(n_envs)]
         venv = FastDummyVecEnv(thunks)
     else:
-        raise ValueError(f"vec_env must be 'dummy', 'subproc' or 'batched', not {kind!r}")
+        raise ValueError(f"vec_env must be 'dummy' or 'subproc', not {kind!r}")
     return VecMonitor(VecMaskCache(venv))
 
 

@@ -1,0 +1,195 @@
+"""The one class for trained models, agents.trained.PPOAgent: its NumPy forward pass against
+sb3's torch policy, its choices against what the two classes it replaced did (``model.predict``
+for ``ppo:`` agents, the seeded NumPy draw of the training snapshots), and its place in the
+training env."""
+
+import pickle
+
+import numpy as np
+import pytest
+
+from agents.trained import NumpyActor, PPOAgent, TorchActor
+from envs.actions import action_mask, apply_action, choose_action, random_action
+from envs.engine.game import Game
+from envs.observation import ObservationEncoder
+
+torch = pytest.importorskip("torch")
+
+
+def _model(tmp_path_factory, name: str, **policy_kwargs):
+    """A Soko MaskablePPO model with weights scattered far from their small initial values, so
+    the policy is far from uniform and argmax and sampling are tested on real differences."""
+    from sb3_contrib import MaskablePPO
+
+    from envs.single_agent import SingleAgentEnv
+
+    model = MaskablePPO("MlpPolicy", SingleAgentEnv("soko", num_players=3), n_steps=64, batch_size=32,
+                        seed=0, device="cpu", policy_kwargs=policy_kwargs)
+    gen = torch.Generator().manual_seed(1)
+    with torch.no_grad():
+        for p in model.policy.parameters():
+            p.copy_(torch.randn(p.shape, generator=gen) * 0.3)
+    path = tmp_path_factory.mktemp(name) / "model.zip"
+    model.save(str(path))
+    return model, path
+
+
+@pytest.fixture(scope="module")
+def mlp(tmp_path_factory):
+    return _model(tmp_path_factory, "mlp", net_arch=[32, 32])
+
+
+@pytest.fixture(scope="module")
+def relu(tmp_path_factory):
+    return _model(tmp_path_factory, "relu", net_arch=[16], activation_fn=torch.nn.ReLU)
+
+
+@pytest.fixture(scope="module")
+def elu(tmp_path_factory):
+    """An activation the NumPy forward pass does not know: torch runs it."""
+    return _model(tmp_path_factory, "elu", net_arch=[16], activation_fn=torch.nn.ELU)
+
+
+def spots(count: int, seed: int = 0):
+    """(observation, mask) pairs from random Soko hands at 2-5 seats, plus random vectors."""
+    rng = np.random.default_rng(seed)
+    out = []
+    encoder = ObservationEncoder("soko")
+    while len(out) < count:
+        n = int(rng.integers(2, 6))
+        game = Game("soko", n, seed=int(rng.integers(2 ** 31)))
+        while not game.is_over:
+            mask = action_mask(game)
+            out.append((encoder.encode(game, game.current_player).copy(), mask.astype(bool)))
+            apply_action(game, random_action(mask, rng))
+    for _ in range(count // 4):
+        mask = rng.random(len(out[0][1])) < 0.5
+        mask[1] = True
+        out.append((rng.random(len(out[0][0]), dtype=np.float32), mask))
+    return out[:count + count // 4]
+
+
+def torch_probs(model, obs, mask) -> np.ndarray:
+    """sb3's own masked distribution (what ``model.predict`` samples from)."""
+    with torch.no_grad():
+        obs_t, _ = model.policy.obs_to_tensor(obs)
+        return model.policy.get_distribution(obs_t, action_masks=mask[None]).distribution.probs[0].numpy()
+
+
+@pytest.mark.parametrize("which", ["mlp", "relu", "elu"])
+def test_probabilities_are_sb3s_to_1e_5(which, request):
+    model, path = request.getfixturevalue(which)
+    agent = PPOAgent(path=str(path), deterministic=False)
+    assert isinstance(agent.actor, TorchActor if which == "elu" else NumpyActor)
+    assert agent.obs_size == model.observation_space.shape[0]
+    for obs, mask in spots(400):
+        probs = agent.probabilities(obs, mask)
+        np.testing.assert_allclose(probs, torch_probs(model, obs, mask), atol=1e-5, rtol=0)
+        assert probs[~mask].sum() == 0 and abs(probs.sum() - 1) < 1e-12
+
+
+def test_numpy_and_torch_forward_passes_agree(mlp):
+    """The same network through both forward passes: the same probabilities and choices."""
+    model, path = mlp
+    fast = PPOAgent(path=str(path))
+    slow = PPOAgent(path=str(path))
+    slow._actor = TorchActor(model.policy)
+    assert isinstance(fast.actor, NumpyActor)
+    for obs, mask in spots(400, seed=1):
+        np.testing.assert_allclose(fast.probabilities(obs, mask), slow.probabilities(obs, mask), atol=1e-5, rtol=0)
+        assert fast.choose(obs, mask) == slow.choose(obs, mask)
+
+
+@pytest.mark.parametrize("which", ["mlp", "elu"])
+def test_deterministic_play_is_model_predict(which, request):
+    """As the old ``ppo:`` agent and the deterministic snapshots: the most likely legal action."""
+    model, path = request.getfixturevalue(which)
+    agent = PPOAgent(path=str(path))
+    for obs, mask in spots(300, seed=2):
+        expected, _ = model.predict(obs, deterministic=True, action_masks=mask)
+        assert agent.choose(obs, mask) == int(expected)
+
+
+def old_snapshot_draw(logits: np.ndarray, mask: np.ndarray, rng: np.random.Generator) -> int:
+    """How train/opponents.SnapshotPolicy sampled: one rng.random() against the cumulative
+    unnormalised probabilities."""
+    logits = np.where(mask, logits, -np.inf)
+    p = np.exp(logits - logits.max())
+    cumulative = np.cumsum(p)
+    return int(min(np.searchsorted(cumulative, rng.random() * cumulative[-1], side="right"), len(p) - 1))
+
+
+def test_sampled_play_is_the_old_snapshot_draw_and_sb3s_distribution(mlp):
+    model, path = mlp
+    agent = PPOAgent(path=str(path), deterministic=False)
+    data = spots(300, seed=3)
+    for i, (obs, mask) in enumerate(data):
+        agent.reset(i)
+        with torch.no_grad():
+            obs_t, _ = model.policy.obs_to_tensor(obs)
+            logits = model.policy.action_net(model.policy.mlp_extractor.forward_actor(obs_t))[0].numpy()
+        assert agent.choose(obs, mask) == old_snapshot_draw(logits, mask, np.random.default_rng(i))
+    # The old ppo: agent sampled through torch from sb3's distribution; the draws here follow
+    # the same probabilities.
+    obs, mask = max(data, key=lambda om: np.sort(torch_probs(model, *om))[-2])   # a spot with a real choice
+    agent.reset(0)
+    draws = np.bincount([agent.choose(obs, mask) for _ in range(20000)], minlength=len(mask)) / 20000
+    np.testing.assert_allclose(draws, torch_probs(model, obs, mask), atol=0.015)
+
+
+def test_policy_is_what_act_draws_from(mlp):
+    _, path = mlp
+    sampled, greedy = PPOAgent(path=str(path), deterministic=False), PPOAgent(path=str(path))
+    rng = np.random.default_rng(4)
+    encoder = ObservationEncoder("soko")
+    for hand in range(20):
+        game = Game("soko", 3, seed=hand)
+        while not game.is_over:
+            seat, mask = game.current_player, action_mask(game)
+            view = game.view(seat)
+            obs = encoder.encode(game, seat)
+            np.testing.assert_allclose(sampled.policy(view, mask), sampled.probabilities(obs, mask), atol=1e-12)
+            one_hot = greedy.policy(view, mask)
+            assert one_hot.sum() == 1 and one_hot[greedy.act(view, mask)] == 1
+            apply_action(game, random_action(mask, rng))
+
+
+def test_clones_and_pickles_play_alike(mlp):
+    _, path = mlp
+    agent = PPOAgent(path=str(path), deterministic=False)
+    agent.name = "mine"
+    clone = agent.clone()
+    copy = pickle.loads(pickle.dumps(agent))
+    assert clone.actor is agent.actor and clone.name == copy.name == "mine"
+    for seed in range(10):
+        game = Game("soko", 3, seed=seed)
+        while not game.is_over:
+            actions = set()
+            for a in (agent, clone, copy):
+                a.reset(seed)
+                actions.add(choose_action(a, game))
+            assert len(actions) == 1
+            apply_action(game, actions.pop())
+
+
+def test_a_trained_opponent_in_the_env_replays_with_the_seed(mlp):
+    """The training env re-seeds a trained opponent before every hand, as the tournament does,
+    so seeded hands replay."""
+    from envs.single_agent import SingleAgentEnv
+
+    _, path = mlp
+
+    def hands(seed):
+        env = SingleAgentEnv("soko", num_players=3,
+                             opponents=[PPOAgent(path=str(path), deterministic=False), "random"])
+        env.reset(seed=seed)
+        out = []
+        for _ in range(10):
+            done = False
+            while not done:
+                _, _, done, _, _ = env.step(int(np.flatnonzero(env.action_masks())[-1]))
+            out.append(env.game.history())
+            env.reset()
+        return out
+
+    assert hands(3) == hands(3) != hands(4)
