@@ -86,10 +86,10 @@ class ChanceNode:
     seat: int
     up: bool
     card: int
-    hole: list[list[int]]
-    upcards: list[list[int]]
+    hole_cards: list[list[int]]
+    up_cards: list[list[int]]
     folded: list[bool]
-    total: list[int]             # chips each seat has put in so far
+    total_committed: list[int]   # chips each seat has put in so far
     dealt: np.ndarray            # bool (52,): cards already dealt (folded hands' included)
     wild: int                    # followed wild rank index, -1 for none
     pending: bool                # a face-up queen came this dealing round: the next up card names
@@ -98,7 +98,7 @@ class ChanceNode:
 
     @property
     def pot(self) -> int:
-        return sum(self.total)
+        return sum(self.total_committed)
 
 
 def chance_nodes(game) -> list[ChanceNode]:
@@ -144,7 +144,7 @@ class DecisionNode:
 
     seat: int
     node: int                    # index of the last card dealt before it (in chance_nodes order)
-    total: list[int]             # chips each seat has put in so far
+    total_committed: list[int]   # chips each seat has put in so far
     folded: list[bool]
     street: int                  # the betting round (0: the first)
     actions: np.ndarray          # the legal action ids (envs.actions), ascending
@@ -352,7 +352,7 @@ class LuckCorrector:
         r = self.rules
         g = self.growth
         later = sum(r.bet_size(t) for t in range(d.street + 1, r.num_rounds))
-        total = np.asarray(d.total, dtype=float)
+        total = np.asarray(d.total_committed, dtype=float)
         inhand = ~np.asarray(d.folded)
         values = np.empty((len(d.actions), len(total)))
         for j, (a, c) in enumerate(zip(d.actions.tolist(), d.chips.tolist())):
@@ -382,7 +382,7 @@ class LuckCorrector:
     def _future_slots(self, node: ChanceNode, active: list[int]) -> list[tuple[int, bool, bool]]:
         """(seat, face up, last card of its dealing round) for every card still to come to
         ``active`` seats after the node's card, in deal order, assuming nobody folds."""
-        held = {p: len(node.hole[p]) + len(node.upcards[p]) for p in active}
+        held = {p: len(node.hole_cards[p]) + len(node.up_cards[p]) for p in active}
         held[node.seat] += 1
         slots = deal_sequence(self.rules, active, held=held)
         return [(s, up, i + 1 == len(slots) or slots[i + 1][2] != t)
@@ -438,7 +438,7 @@ class LuckCorrector:
         chicago = r.low_chicago
         low = np.full((rows, len(active)), NO_LOW_CHICAGO, dtype=np.int64) if chicago else None
         for a, p in enumerate(active):
-            known = node.hole[p] + node.upcards[p]
+            known = node.hole_cards[p] + node.up_cards[p]
             mine = p == node.seat
             cols = [j for j, (q, _, _) in enumerate(slots) if q == p]
             h = np.empty((rows, len(known) + mine + len(cols)), dtype=np.int64)
@@ -451,7 +451,7 @@ class LuckCorrector:
                 h[:, at:] = fill[:, cols]
             hands.append(h)
             if chicago:
-                downs = [np.broadcast_to(np.array(node.hole[p], dtype=np.int64), (rows, len(node.hole[p])))]
+                downs = [np.broadcast_to(np.array(node.hole_cards[p], dtype=np.int64), (rows, len(node.hole_cards[p])))]
                 if mine and not node.up:
                     downs.append(cand[:, None])
                 downs += [fill[:, j:j + 1] for j in cols if not slots[j][1]]
@@ -463,7 +463,7 @@ class LuckCorrector:
 
     def _round_ends_at_node(self, node: ChanceNode, active: list[int]) -> bool:
         """Whether the node's card is the last of its dealing round."""
-        held = len(node.hole[node.seat]) + len(node.upcards[node.seat])
+        held = len(node.hole_cards[node.seat]) + len(node.up_cards[node.seat])
         index = 0
         for t, street in enumerate(self.rules.streets):
             index += len(street.cards)
