@@ -27,7 +27,7 @@ import pytest
 from envs.actions import action_mask, apply_action
 from envs.engine.game import Game
 from envs.engine.rules import Betting, get_rules
-from envs.observation import ObservationEncoder
+from envs.observation import Layout, ObservationEncoder, build_layout, one_hot, piece
 
 PRESETS = ("soko", "soko_nordic", "follow_the_bitch", "follow_the_bitch_low_chicago")
 HANDS = 6  # per configuration; 912 hands in all
@@ -100,6 +100,59 @@ def test_observations_and_masks_are_bit_identical_to_the_pinned_encoder(config):
 def test_every_configuration_is_pinned():
     assert sorted(DIGESTS) == sorted(key(*c) for c in configurations())
 
+
+# ---------------------------------------------------------------- one piece, one declaration
+
+
+def play_random_hand(rules, n: int, seed: int):
+    """A random legal hand, yielding the game before every action and at the end."""
+    rng = np.random.default_rng(seed)
+    game = Game(rules, n, button=int(rng.integers(n)), seed=rng)
+    while True:
+        yield game
+        if game.is_over:
+            return
+        legal = np.flatnonzero(action_mask(game))
+        apply_action(game, int(legal[int(rng.integers(len(legal)))]))
+
+
+def test_a_new_piece_is_one_declaration():
+    # A per-seat piece inserted in the middle of the layout: the encoder places, rotates,
+    # pads and scales it from its declaration alone, and every other piece keeps its values.
+    rules = get_rules("follow_the_bitch_low_chicago")
+    m = rules.max_players
+    pieces = list(build_layout(rules))
+    pieces.insert([p.name for p in pieces].index("button") + 1, piece(
+        "bring_in", m, "relative seat posted the bring-in", seats=m,
+        state=lambda g, p, s: one_hot(g.num_players, g.bring_in_seat)))
+    wider = ObservationEncoder(rules, Layout(pieces))
+    plain = ObservationEncoder(rules)
+    assert wider.layout.size == plain.layout.size + m
+    for game in play_random_hand(rules, 3, seed=5):
+        for seat in range(3):
+            new, old = wider.layout.unpack(wider.encode(game, seat)), plain.layout.unpack(plain.encode(game, seat))
+            assert new.pop("bring_in").tolist() == [float(r < 3 and (seat + r) % 3 == game.bring_in_seat)
+                                                    for r in range(m)]
+            assert {k: v.tolist() for k, v in new.items()} == {k: v.tolist() for k, v in old.items()}
+
+
+def test_a_piece_without_a_writer_is_refused():
+    pieces = [*build_layout("soko"), piece("mystery", 1, "nobody writes this")]
+    with pytest.raises(ValueError, match="'mystery' has no writer"):
+        ObservationEncoder("soko", Layout(pieces))
+
+
+def test_the_mask_of_a_seat_not_to_act_is_all_zeros():
+    game = Game("soko", 3, seed=1)
+    mask = action_mask(game)
+    assert mask.flags.writeable and mask.tolist() == action_mask(game, seat=game.current_player).tolist()
+    other = (game.current_player + 1) % 3
+    assert action_mask(game, seat=other).tolist() == [0] * len(mask)
+    mask[:] = 0  # a copy: the cached mask it came from is untouched
+    assert action_mask(game).any()
+
+
+# ---------------------------------------------------------------- the pinned digests
 
 DIGESTS: dict[str, str] = {
     'soko/fixed_limit/2p': 'bf084471434fe52e0f0b1f0b29174f2d52e95aab01a9c529922014545566136d',
