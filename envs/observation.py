@@ -328,8 +328,8 @@ class ObservationEncoder:
     # The table array and the gather indices, per table size
 
     def _table(self, n: int) -> tuple:
-        """(table size, offset of each piece in it, state struct, per-observer index arrays)
-        for ``n`` players (cached)."""
+        """The table array for ``n`` players (reused hand after hand), a flat view of each
+        piece in it (seat-major rows), its state struct and per-observer index arrays (cached)."""
         if n in self._tables:
             return self._tables[n]
         lay = self.layout
@@ -361,26 +361,20 @@ class ObservationEncoder:
                 if p.private:
                     not_to_act[p.start:p.stop] = zero  # only the player to act owes
             indices.append((not_to_act, idx))
-        self._tables[n] = (size, at, state, indices)
+        src = np.zeros(size, dtype=np.float32)
+        views = {name: src[start:start + (n * lay[name].width if lay[name].seats or lay[name].hidden
+                                          else lay[name].size)] for name, start in at.items()}
+        self._tables[n] = (src, memoryview(src).cast("B"), views, state, src[:state_size], indices)
         return self._tables[n]
-
-    def _view(self, name: str) -> np.ndarray | None:
-        """The table's piece ``name``: one row per absolute seat for a per-seat or hidden
-        piece; None when the layout has no such piece."""
-        if name not in self.layout:
-            return None
-        p = self.layout[name]
-        start = self._at[name]
-        if p.seats or p.hidden:
-            return self._src[start:start + self._n * p.width].reshape(self._n, p.width)
-        return self._src[start:start + p.size]
 
     def start(self, game: Game) -> None:
         """Follow ``game`` from its first event (called automatically for a new game)."""
         if game.rules is not self.rules and game.rules != self.rules:
             raise ValueError(f"this encoder is for {self.rules.name} rules; the game plays {game.rules.name}")
         n = game.num_players
-        size, self._at, self._state_struct, self._index = self._table(n)
+        src, self._src_bytes, views, self._state_struct, self._state_view, self._index = self._table(n)
+        src.fill(0.0)
+        self._src = src
         self._game = game
         self._n = n
         self._pos = 0
@@ -394,19 +388,16 @@ class ObservationEncoder:
                 [factor[p.scale] for p in self.layout if p.state is not None
                  for _ in range(n * p.width if p.seats else p.size)], dtype=np.float32)
         self._state_scale = scale
-        self._src = src = np.zeros(size, dtype=np.float32)
-        self._src_bytes = memoryview(src).cast("B")
-        self._state_view = src[:len(scale)]
-        factor = None
         for p in self._hand_pieces:
-            factor = factor or chip_scales(self.rules, stacks)
-            view = self._view(p.name).reshape(-1)
+            view = views[p.name]
             view[:] = p.hand(game)
-            np.minimum(view * np.float32(factor[p.scale]), 1.0, out=view)
-        self._hole_cards = self._view("hole_cards")
-        self._up_cards = self._view("up_cards")
-        self._history = self._view("history")
-        self._chicago_up = self._view("chicago_up")
+            if p.scale != "one":
+                np.minimum(view * np.float32(chip_scales(self.rules, stacks)[p.scale]), 1.0, out=view)
+        # The log pieces, written by _catch_up (one row per absolute seat, seat-major).
+        self._hole_cards = views["hole_cards"]
+        self._up_cards = views["up_cards"]
+        self._history = views["history"]
+        self._chicago_up = views.get("chicago_up")
         self._up_any = np.zeros(52, dtype=np.float32)  # every face-up card
 
     def _catch_up(self, game: Game) -> None:
@@ -419,24 +410,25 @@ class ObservationEncoder:
         up_any = self._up_any
         hole_cards, up_cards, history, chicago_up = self._hole_cards, self._up_cards, self._history, self._chicago_up
         street = self._street
+        per = self.rounds * 2
         inc = self._inv_raises
         for e in log[pos:]:
             kind = e.kind
             if kind == "deal":
                 card = e.cards[0]
                 if e.up:
-                    up_cards[e.seat, card] = 1.0
+                    up_cards[e.seat * 52 + card] = 1.0
                     up_any[card] = 1.0
                     if chicago_up is not None and card & 3 == SPADE:
                         chicago_up[low_chicago_key(card)] = 1.0
                 else:
-                    hole_cards[e.seat, card] = 1.0
+                    hole_cards[e.seat * 52 + card] = 1.0
             elif kind in BET_KINDS:
-                i = street * 2
-                history[e.seat, i] = min(history[e.seat, i] + inc, 1.0)
+                i = e.seat * per + street * 2
+                history[i] = min(history[i] + inc, 1.0)
             elif kind in CALL_KINDS:
-                i = street * 2 + 1
-                history[e.seat, i] = min(history[e.seat, i] + inc, 1.0)
+                i = e.seat * per + street * 2 + 1
+                history[i] = min(history[i] + inc, 1.0)
             elif kind == "street":
                 street = e.to
         self._street = street
