@@ -12,6 +12,8 @@ the same way wherever it sits. :func:`random_action` is the one uniformly random
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from envs.engine.game import Game
@@ -27,15 +29,33 @@ def num_actions(rules: Rules) -> int:
     return FIRST_BET + rules.max_bet_sizes
 
 
-def action_mask(game: Game, size: int | None = None) -> np.ndarray:
-    """int8 mask over the action ids for the current player (all zeros once the hand is over)."""
-    mask = np.zeros(size or num_actions(game.rules), dtype=np.int8)
-    if game.current_player is None:
-        return mask
-    mask[FOLD] = game.can_fold()
+@functools.cache
+def legal_mask(size: int, can_fold: bool, offered: int) -> np.ndarray:
+    """The read-only int8 mask of a player to act: fold when ``can_fold``, check/call, and the
+    first ``offered`` bet/raise ids (cached: there are few of them)."""
+    mask = np.zeros(size, dtype=np.int8)
+    mask[FOLD] = can_fold
     mask[CHECK_CALL] = 1
-    mask[FIRST_BET:FIRST_BET + len(game.bet_sizes())] = 1
+    mask[FIRST_BET:FIRST_BET + offered] = 1
+    mask.flags.writeable = False
     return mask
+
+
+def action_mask(game: Game, size: int | None = None, *, seat: int | None = None,
+                sizes: tuple[int, ...] | None = None) -> np.ndarray:
+    """int8 mask over the action ids of ``seat`` (default: the player to act); all zeros when
+    that seat is not to act or the hand is over. Every mask of the envs comes from here.
+
+    ``size``: ``num_actions(game.rules)`` when the caller has it; ``sizes``: ``game.bet_sizes()``
+    when the caller has it already.
+    """
+    size = size or num_actions(game.rules)
+    current = game.current_player
+    if current is None or (seat is not None and seat != current):
+        return np.zeros(size, dtype=np.int8)
+    if sizes is None:
+        sizes = game.bet_sizes()
+    return legal_mask(size, game.can_fold(), len(sizes)).copy()
 
 
 def random_action(action_mask: np.ndarray, rng: np.random.Generator) -> int:

@@ -1,9 +1,25 @@
 """The observation encoder: one flat float32 vector laid out as named pieces.
 
 The layout depends only on the rules (never on the table size: seats are padded to
-``rules.max_players``), so one policy can sit at any table of a game. Pieces are listed by
-:class:`Layout` as ``(name, start, size)`` entries, OpenSpiel-observer style, and
+``rules.max_players``), so one policy can sit at any table of a game. :func:`build_layout`
+declares the pieces, OpenSpiel-observer style, and each declaration is the whole of a piece:
+its place (the order of the list), size, meaning, scale and how it is written. The encoder
+derives everything else from that list, so adding a piece is adding one entry.
 ``Layout.table()`` prints the index table shown in :mod:`envs.stud_env`.
+
+A piece is written one of four ways (see :class:`Piece`):
+
+- ``state=f``: ``f(game, current_player, bet_sizes)`` gives its values (per-seat pieces in
+  absolute seat order, one value per seated player), rewritten whenever the game moves on,
+  then multiplied by the piece's ``scale`` and clipped at 1;
+- ``hand=f``: the same for values fixed for the whole hand, ``f(game)``, written once;
+- ``observer=f``: ``f(view, encoder, game, seat, hole_cards)`` writes the observer's own
+  values into ``view``, the piece's slice of the new observation;
+- neither: folded in from the log by ``ObservationEncoder._catch_up`` (cards and the betting
+  history; a new one of these needs a line there, since it reads new events).
+
+``private=True`` pieces are zero unless the observer is to act; ``hidden=True`` (face-down
+cards) are kept for every seat but only the owner's are gathered.
 
 Conventions
 -----------
@@ -38,47 +54,94 @@ other seat's face-down cards, so nothing in it depends on them.
 
 from __future__ import annotations
 
+import functools
 import struct
-from typing import NamedTuple
+from typing import Any, Callable, NamedTuple
 
 import numpy as np
 
-from envs.actions import CHECK_CALL, FIRST_BET, FOLD, num_actions
+from envs.actions import FIRST_BET, legal_mask, num_actions
 from envs.engine.game import BET_KINDS, Game
 from envs.engine.cards import RANKS
 from envs.engine.rules import (NO_LOW_CHICAGO, QUEEN, SPADE, Betting, Rules, get_rules,
                                low_chicago_key)
 
 CALL_KINDS = frozenset(("call", "bring_in"))  # what the history counts as calls
+LOG_PIECES = frozenset(("hole_cards", "up_cards", "chicago_up", "history"))
+"""The pieces ``ObservationEncoder._catch_up`` writes from log events."""
+SCALES = ("one", "pot", "seat", "table", "big_bet", "count")
+"""What a state piece's chips or counts are divided by (see :func:`chip_scales`)."""
+
+State = Callable[[Game, "int | None", "tuple[int, ...] | None"], Any]
+Observer = Callable[[np.ndarray, "ObservationEncoder", Game, int, tuple], None]
 
 
 class Piece(NamedTuple):
-    """One named piece of the flat observation: ``obs[start:start + size]``."""
+    """One named piece of the flat observation: ``obs[start:start + size]``.
+
+    ``seats``: a per-relative-seat piece has ``seats`` (the game's maximum players) rows of
+    ``size // seats`` values, seat-major; 0 for a piece about the table or the observer. The
+    rest says how the piece is written (see the module docstring).
+    """
 
     name: str
     start: int
     size: int
     doc: str
+    seats: int = 0
+    state: State | None = None
+    hand: Callable[[Game], Any] | None = None
+    scale: str = "one"
+    private: bool = False
+    observer: Observer | None = None
+    hidden: bool = False
 
     @property
     def stop(self) -> int:
         return self.start + self.size
 
+    @property
+    def width(self) -> int:
+        """Values per seat (the whole size for a piece that is not per seat)."""
+        return self.size // self.seats if self.seats else self.size
+
+
+def piece(name: str, size: int, doc: str, **how) -> Piece:
+    """A piece declaration for :class:`Layout` (its start is given by its place in the list)."""
+    return Piece(name, -1, size, doc, **how)
+
 
 class Layout:
-    """Named pieces over one flat vector, in order and without gaps."""
+    """Named pieces over one flat vector, in order and without gaps.
 
-    def __init__(self, pieces: list[tuple[str, int, str]]) -> None:
+    ``rules``: the rules :func:`build_layout` made it for; such a layout pickles as that call
+    (its writers are local functions), any other as its pieces.
+    """
+
+    def __init__(self, pieces: list[Piece | tuple[str, int, str]], *, rules: Rules | None = None) -> None:
+        self.rules = rules
         out: list[Piece] = []
         start = 0
-        for name, size, doc in pieces:
-            out.append(Piece(name, start, size, doc))
-            start += size
+        for p in pieces:
+            p = piece(*p) if not isinstance(p, Piece) else p
+            if p.seats and p.size % p.seats:
+                raise ValueError(f"piece {p.name!r}: size {p.size} is not a whole number of rows for {p.seats} seats")
+            if p.scale not in SCALES:
+                raise ValueError(f"piece {p.name!r}: scale {p.scale!r} is not one of {', '.join(SCALES)}")
+            if (p.state is not None) + (p.hand is not None) + (p.observer is not None) > 1:
+                raise ValueError(f"piece {p.name!r}: give one of state=, hand= or observer=")
+            out.append(p._replace(start=start))
+            start += p.size
         self.pieces: tuple[Piece, ...] = tuple(out)
         self.size = start
         self._by_name = {p.name: p for p in self.pieces}
         if len(self._by_name) != len(self.pieces):
             raise ValueError("observation piece names must be unique")
+
+    def __reduce__(self):
+        if self.rules is not None:
+            return build_layout, (self.rules,)
+        return Layout, (list(self.pieces),)
 
     def __getitem__(self, name: str) -> Piece:
         try:
@@ -111,45 +174,87 @@ class Layout:
         return "\n".join(lines)
 
 
+@functools.cache
+def one_hot(size: int, index: int | None) -> tuple[float, ...]:
+    """``size`` floats, 1.0 at ``index`` (all zeros for None)."""
+    return tuple(float(i == index) for i in range(size))
+
+
+def _pot_odds(game: Game, current: int | None, sizes) -> tuple[float]:
+    owed = game.to_call
+    return (owed / (game.pot + owed) if owed else 0.0,)
+
+
+def _write_wild_cards(view: np.ndarray, encoder: ObservationEncoder, game: Game, seat: int, hole) -> None:
+    """The visible wild cards: every face-up card of a wild rank and the observer's own
+    face-down ones."""
+    wild = game.wild_rank
+    ranks = [] if wild is None else [RANKS.index(wild)]
+    if game.rules.queens_wild:
+        ranks.append(QUEEN)
+    up_any = encoder._up_any
+    for k in ranks:
+        view[4 * k:4 * k + 4] = up_any[4 * k:4 * k + 4]
+        for c in hole:
+            if c >> 2 == k:
+                view[c] = 1.0
+
+
+def _write_chicago_hole(view: np.ndarray, encoder: ObservationEncoder, game: Game, seat: int, hole) -> None:
+    view[min(map(low_chicago_key, hole), default=NO_LOW_CHICAGO)] = 1.0
+
+
 def build_layout(rules: Rules | str) -> Layout:
     """The observation layout of a game: pieces present only when the rules have them."""
     r = get_rules(rules)
     n, rounds, sizes = r.max_players, r.num_rounds, num_actions(r) - FIRST_BET
-    pieces: list[tuple[str, int, str]] = [
-        ("hole_cards", 52, "own face-down cards (one-hot by card)"),
-        ("up_cards", n * 52, f"face-up cards of each relative seat ({n} x 52, seat-major)"),
+    no_sizes = (0,) * sizes
+    wild_slots = {rank: one_hot(14, RANKS.index(rank)) for rank in RANKS} | {None: one_hot(14, 13)}
+    queens_wild = (float(r.queens_wild),)
+    pieces = [
+        piece("hole_cards", 52, "own face-down cards (one-hot by card)", hidden=True),
+        piece("up_cards", n * 52, f"face-up cards of each relative seat ({n} x 52, seat-major)", seats=n),
     ]
     if r.follow_the_queen:
         pieces += [
-            ("wild_rank", 14, "wild rank in force (2..A), last slot: nothing is wild"),
-            ("queens_wild", 1, "1 when queens are wild (option queens_wild)"),
-            ("wild_cards", 52, "visible cards (own face-down and all face-up) that are wild now"),
+            piece("wild_rank", 14, "wild rank in force (2..A), last slot: nothing is wild",
+                  state=lambda g, p, s: wild_slots[g.wild_rank]),
+            piece("queens_wild", 1, "1 when queens are wild (option queens_wild)", hand=lambda g: queens_wild),
+            piece("wild_cards", 52, "visible cards (own face-down and all face-up) that are wild now",
+                  observer=_write_wild_cards),
         ]
     if r.low_chicago:
         pieces += [
-            ("chicago_hole", 14, "lowest face-down spade held (A, 2, ..., K), last slot: none"),
-            ("chicago_up", 13, "spades seen face up (A, 2, ..., K): none of them can win Low Chicago"),
+            piece("chicago_hole", 14, "lowest face-down spade held (A, 2, ..., K), last slot: none",
+                  observer=_write_chicago_hole),
+            piece("chicago_up", 13, "spades seen face up (A, 2, ..., K): none of them can win Low Chicago"),
         ]
     pieces += [
-        ("pot", 1, "chips in the pot (antes included)"),
-        ("to_call", 1, "chips the observer must add to call (0 when not its turn)"),
-        ("pot_odds", 1, "to_call / (pot + to_call)"),
-        ("bet_sizes", sizes, f"raise-to total of action id {FIRST_BET}+i when offered, else 0"),
-        ("bet_size", 1, "this round's bet size / big bet"),
-        ("raises", 1, "bets and raises made this round / (1 + max_raises)"),
-        ("street", rounds, "betting round, one-hot"),
-        ("seated", n, "relative seat is at the table (0: padding)"),
-        ("to_act", n, "relative seat is to act"),
-        ("button", n, "relative seat has the button"),
-        ("stack", n, "chips behind, per relative seat"),
-        ("committed", n, "chips put in this betting round, per relative seat"),
-        ("total_committed", n, "chips put in this hand (antes included), per relative seat"),
-        ("folded", n, "relative seat has folded"),
-        ("all_in", n, "relative seat is all-in"),
-        ("history", n * rounds * 2, f"per relative seat and street ({n} x {rounds} x 2, seat-major): "
-                                    "bets/completions/raises, calls (bring-in included)"),
+        piece("pot", 1, "chips in the pot (antes included)", state=lambda g, p, s: (g.pot,), scale="pot"),
+        piece("to_call", 1, "chips the observer must add to call (0 when not its turn)",
+              state=lambda g, p, s: (g.to_call,), scale="seat", private=True),
+        piece("pot_odds", 1, "to_call / (pot + to_call)", state=_pot_odds, private=True),
+        piece("bet_sizes", sizes, f"raise-to total of action id {FIRST_BET}+i when offered, else 0",
+              state=lambda g, p, s: no_sizes if s is None else s + no_sizes[len(s):], scale="seat", private=True),
+        piece("bet_size", 1, "this round's bet size / big bet", state=lambda g, p, s: (g.bet_size,), scale="big_bet"),
+        piece("raises", 1, "bets and raises made this round / (1 + max_raises)",
+              state=lambda g, p, s: (g.raises_this_round,), scale="count"),
+        piece("street", rounds, "betting round, one-hot", state=lambda g, p, s: one_hot(rounds, g.street)),
+        piece("seated", n, "relative seat is at the table (0: padding)", seats=n,
+              hand=lambda g: one_hot(1, 0) * g.num_players),
+        piece("to_act", n, "relative seat is to act", seats=n, state=lambda g, p, s: one_hot(g.num_players, p)),
+        piece("button", n, "relative seat has the button", seats=n, hand=lambda g: one_hot(g.num_players, g.button)),
+        piece("stack", n, "chips behind, per relative seat", seats=n, state=lambda g, p, s: g.stacks, scale="table"),
+        piece("committed", n, "chips put in this betting round, per relative seat", seats=n,
+              state=lambda g, p, s: g.committed, scale="seat"),
+        piece("total_committed", n, "chips put in this hand (antes included), per relative seat", seats=n,
+              state=lambda g, p, s: g.total_committed, scale="seat"),
+        piece("folded", n, "relative seat has folded", seats=n, state=lambda g, p, s: g.folded),
+        piece("all_in", n, "relative seat is all-in", seats=n, state=lambda g, p, s: g.all_in),
+        piece("history", n * rounds * 2, f"per relative seat and street ({n} x {rounds} x 2, seat-major): "
+                                         "bets/completions/raises, calls (bring-in included)", seats=n),
     ]
-    return Layout(pieces)
+    return Layout(pieces, rules=r)
 
 
 def seat_chip_bound(rules: Rules, stacks) -> int:
@@ -161,126 +266,105 @@ def seat_chip_bound(rules: Rules, stacks) -> int:
     return max(most, 1)
 
 
+def chip_scales(rules: Rules, stacks) -> dict[str, float]:
+    """The factor of each scale name for a hand with these starting stacks (see the module
+    docstring): ``pot`` the pot's most, ``seat`` one seat's most, ``table`` the table's chips,
+    ``big_bet`` the big bet, ``count`` ``1 + max_raises``; ``one`` leaves a value as it is."""
+    seat = seat_chip_bound(rules, stacks)
+    return {"one": 1.0, "pot": 1.0 / min(len(stacks) * seat, sum(stacks)), "seat": 1.0 / seat,
+            "table": 1.0 / sum(stacks), "big_bet": 1.0 / rules.big_bet, "count": 1.0 / (1 + rules.max_raises)}
+
+
 class ObservationEncoder:
     """Encodes a :class:`Game` for one seat into the flat layout of its rules.
 
-    The encoder follows one game at a time. It keeps a *source* vector of the table in
-    absolute seat order (cards, betting history, the betting state) and, per observer, a
-    precomputed index array that gathers the observation from it in one step (rotating the
-    seats to the observer and padding). Cards and the history are folded into the source
-    incrementally from new log events, so encoding costs the same however long the hand has
-    run. A new :class:`Game` object (or a shorter log) starts over.
+    The encoder follows one game at a time in a *table* array that holds each piece the
+    layout names for the table as it is: a per-seat or hidden piece as one row per seat in
+    absolute seat order, the state pieces first (so they are rewritten with one struct call
+    and scaled in one pass), then the log pieces, then a constant zero; every piece is
+    written through its view of that array. The log pieces are folded in incrementally from
+    new log events and the state pieces rewritten when the game moves on, so encoding costs
+    the same however long the hand has run. An observation is one gather from the table
+    through a per-observer index array (rotating seats to the observer, padding to the
+    maximum players, taking only its own hidden cards, zeroing private pieces unless it is
+    to act), then its observer pieces are written into their views of it. A new
+    :class:`Game` object (or a shorter log) starts over.
+
+    ``layout``: another layout of these rules (default :func:`build_layout`).
     """
 
-    def __init__(self, rules: Rules | str) -> None:
+    def __init__(self, rules: Rules | str, layout: Layout | None = None) -> None:
         self.rules = r = get_rules(rules)
-        self.layout = lay = build_layout(r)
+        self.layout = lay = build_layout(r) if layout is None else layout
         self.size = lay.size
         self.max_players = r.max_players
         self.rounds = r.num_rounds
         self.num_actions = num_actions(r)
         self.num_sizes = self.num_actions - FIRST_BET
-        self._wild = r.follow_the_queen
-        self._chicago = r.low_chicago
-        self._queens_wild = r.queens_wild
+        for p in lay:
+            if p.state is None and p.hand is None and p.observer is None and p.name not in LOG_PIECES:
+                raise ValueError(f"piece {p.name!r} has no writer: give it state=, hand= or observer=, or fold it "
+                                 f"in from the log in ObservationEncoder._catch_up (which writes "
+                                 f"{', '.join(sorted(LOG_PIECES))})")
+            if p.seats and p.seats != r.max_players:
+                raise ValueError(f"piece {p.name!r} has {p.seats} seats; the rules seat {r.max_players}")
+        self._states = tuple(p.state for p in lay if p.state is not None)
+        self._hand_pieces = tuple(p for p in lay if p.hand is not None)
+        self._observers = tuple((slice(p.start, p.stop), p.observer) for p in lay if p.observer is not None)
         self._inv_raises = 1.0 / (1 + r.max_raises)
-        self._inv_big = 1.0 / r.big_bet
-        # The observer-only betting values (to_call, pot_odds, bet_sizes) are contiguous.
-        self._o_mine = lay["to_call"].start
-        self._n_mine = 2 + self.num_sizes
-        assert lay["bet_sizes"].start == self._o_mine + 2
-        if self._wild:
-            self._o_wild_cards = lay["wild_cards"].start
-        if self._chicago:
-            self._o_chicago_hole = lay["chicago_hole"].start
-        self._street_onehot = [[float(i == k) for i in range(r.num_rounds)] for k in range(r.num_rounds)]
-        self._zeros = [0.0] * self.num_sizes
         self._tables: dict[int, tuple] = {}
-        self._scales: dict[tuple[int, ...], np.ndarray] = {}  # dynamic-block scales per starting stacks
+        self._scales: dict[tuple[int, ...], np.ndarray] = {}  # state scales per starting stacks
         self._game: Game | None = None
-        # _masks[can_fold][number of sizes offered]: the mask of envs.actions.action_mask.
-        self._masks = [[self._mask(fold, k) for k in range(self.num_sizes + 1)] for fold in (False, True)]
 
     def __getstate__(self) -> dict:
-        # Pickle and deepcopy: keep the configuration, drop the per-game buffers (struct and
-        # memoryview objects do not pickle); the next encode() starts over from the log.
-        keep = ("rules", "layout", "size", "max_players", "rounds", "num_actions", "num_sizes",
-                "_wild", "_chicago", "_queens_wild", "_inv_raises", "_inv_big", "_o_mine",
-                "_n_mine", "_o_wild_cards", "_o_chicago_hole", "_street_onehot", "_zeros", "_masks")
-        return {k: v for k, v in self.__dict__.items() if k in keep}
+        # Pickle and deepcopy: the rules and the layout; the per-game buffers (struct and
+        # memoryview objects do not pickle) start over from the log.
+        return {"rules": self.rules, "layout": self.layout}
 
     def __setstate__(self, state: dict) -> None:
-        self.__dict__.update(state)
-        self._tables = {}
-        self._scales = {}
-        self._game = None
-
-    def _mask(self, fold: bool, sizes: int) -> np.ndarray:
-        mask = np.zeros(self.num_actions, dtype=np.int8)
-        mask[FOLD] = fold
-        mask[CHECK_CALL] = 1
-        mask[FIRST_BET:FIRST_BET + sizes] = 1
-        return mask
+        self.__init__(state["rules"], state["layout"])
 
     # ------------------------------------------------------------------------------------
-    # The source vector and the gather indices, per table size
+    # The table array and the gather indices, per table size
 
     def _table(self, n: int) -> tuple:
-        """(source offsets, per-observer index arrays) for ``n`` players (cached)."""
+        """The table array for ``n`` players (reused hand after hand), a flat view of each
+        piece in it (seat-major rows), its state struct and per-observer index arrays (cached)."""
         if n in self._tables:
             return self._tables[n]
-        lay, R, K = self.layout, self.rounds, self.num_sizes
-        off = {}
-        size = 2  # 0: a constant 0.0, 1: a constant 1.0
-
-        def take(name: str, length: int) -> None:
-            nonlocal size
-            off[name] = size
-            size += length
-
-        take("hole", n * 52)
-        take("up", n * 52)
-        take("hist", n * R * 2)
-        take("button", n)
-        if self._chicago:
-            take("chicago_up", 13)
-        if self._wild:
-            take("wild_rank", 14)
-        take("dyn", 5 + K + R + 6 * n)  # rewritten when the state moves on, see _write_dynamic()
-        off["size"] = size
-        off["dyn_struct"] = struct.Struct(f"={5 + K + R + 6 * n}f")  # float32, no padding
-        # The to_act one-hot per current player, and all zeros (index n) once the hand is over.
-        off["to_act"] = [[float(i == s) for i in range(n)] for s in range(n)] + [[0.0] * n]
-        d = off["dyn"]
-        # Offsets of the dynamic block: pot, to_call, pot_odds, sizes (K), bet_size, raises,
-        # street (R), then per absolute seat: to_act, stack, committed, total, folded, all_in.
-        betting = list(range(d, d + 5 + K + R))
-        seat_block = d + 5 + K + R
+        lay = self.layout
+        at, size, state_size = {}, 0, 0
+        for p in sorted((p for p in lay if p.observer is None), key=lambda p: p.state is None):
+            at[p.name] = size
+            size += n * p.width if p.seats or p.hidden else p.size
+            if p.state is not None:
+                state_size = size
+        zero = size  # a constant 0.0
+        size += 1
+        state = struct.Struct(f"={state_size}f") if self._states else None  # float32, no padding
         indices = []
         for o in range(n):
-            idx = np.zeros(lay.size, dtype=np.intp)  # default: the constant 0.0
-            seats = [(o + r) % n for r in range(n)]
-
-            def put(name: str, values) -> None:
-                p = lay[name]
-                idx[p.start:p.start + len(values)] = values
-
-            put("hole_cards", [off["hole"] + o * 52 + i for i in range(52)])
-            put("up_cards", [off["up"] + s * 52 + i for s in seats for i in range(52)])
-            put("history", [off["hist"] + s * R * 2 + j for s in seats for j in range(R * 2)])
-            if self._wild:
-                put("wild_rank", [off["wild_rank"] + j for j in range(14)])
-                put("queens_wild", [1 if self._queens_wild else 0])
-            if self._chicago:
-                put("chicago_up", [off["chicago_up"] + j for j in range(13)])
-            p = lay["pot"]
-            idx[p.start:p.start + len(betting)] = betting
-            put("seated", [1] * n)
-            put("button", [off["button"] + s for s in seats])
-            for k, name in enumerate(("to_act", "stack", "committed", "total_committed", "folded", "all_in")):
-                put(name, [seat_block + k * n + s for s in seats])
-            indices.append(idx)
-        self._tables[n] = (off, indices)
+            idx = np.full(lay.size, zero, dtype=np.intp)  # observer pieces and seat padding: 0.0
+            for p in lay:
+                if p.observer is not None:
+                    continue
+                w = p.width
+                if p.seats:
+                    for r in range(n):
+                        row = at[p.name] + (o + r) % n * w
+                        idx[p.start + r * w:p.start + (r + 1) * w] = range(row, row + w)
+                else:
+                    row = at[p.name] + (o * w if p.hidden else 0)
+                    idx[p.start:p.stop] = range(row, row + w)
+            not_to_act = idx.copy()
+            for p in lay:
+                if p.private:
+                    not_to_act[p.start:p.stop] = zero  # only the player to act owes
+            indices.append((not_to_act, idx))
+        src = np.zeros(size, dtype=np.float32)
+        views = {name: src[start:start + (n * lay[name].width if lay[name].seats or lay[name].hidden
+                                          else lay[name].size)] for name, start in at.items()}
+        self._tables[n] = (src, memoryview(src).cast("B"), views, state, src[:state_size], indices)
         return self._tables[n]
 
     def start(self, game: Game) -> None:
@@ -288,37 +372,33 @@ class ObservationEncoder:
         if game.rules is not self.rules and game.rules != self.rules:
             raise ValueError(f"this encoder is for {self.rules.name} rules; the game plays {game.rules.name}")
         n = game.num_players
-        off, self._index = self._table(n)
+        src, self._src_bytes, views, self._state_struct, self._state_view, self._index = self._table(n)
+        src.fill(0.0)
+        self._src = src
         self._game = game
         self._n = n
         self._pos = 0
-        self._dyn_pos = -1  # log length when the dynamic block was last written
+        self._state_pos = -1  # log length when the state pieces were last written
         self._street = 0
         stacks = game.starting_stacks
-        dyn_scale = self._scales.get(stacks)
-        if dyn_scale is None:
-            seat_bound = seat_chip_bound(self.rules, stacks)
-            pot_bound = min(n * seat_bound, sum(stacks))
-            inv_seat, K, R = 1.0 / seat_bound, self.num_sizes, self.rounds
-            # The dynamic block is packed in chips and counts, then scaled by this and clipped at 1.
-            dyn_scale = self._scales[stacks] = np.array(
-                [1.0 / pot_bound, inv_seat, 1.0] + [inv_seat] * K + [self._inv_big, self._inv_raises]
-                + [1.0] * R + [1.0] * n + [1.0 / sum(stacks)] * n + [inv_seat] * (2 * n) + [1.0] * (2 * n),
-                dtype=np.float32)
-        self._dyn_scale = dyn_scale
-        self._src = src = np.zeros(off["size"], dtype=np.float32)
-        self._src_bytes = memoryview(src).cast("B")
-        self._dyn_struct = off["dyn_struct"]
-        src[1] = 1.0
-        src[off["button"] + game.button] = 1.0
-        self._o_hole, self._o_up, self._o_hist = off["hole"], off["up"], off["hist"]
-        self._o_dyn = off["dyn"]
-        self._dyn = src[self._o_dyn:self._o_dyn + len(self._dyn_scale)]
-        self._o_src_chicago = off.get("chicago_up", 0)
-        self._o_src_wild = off.get("wild_rank", 0)
-        self._wild_slot = None
+        scale = self._scales.get(stacks)
+        if scale is None:
+            factor = chip_scales(self.rules, stacks)
+            scale = self._scales[stacks] = np.array(
+                [factor[p.scale] for p in self.layout if p.state is not None
+                 for _ in range(n * p.width if p.seats else p.size)], dtype=np.float32)
+        self._state_scale = scale
+        for p in self._hand_pieces:
+            view = views[p.name]
+            view[:] = p.hand(game)
+            if p.scale != "one":
+                np.minimum(view * np.float32(chip_scales(self.rules, stacks)[p.scale]), 1.0, out=view)
+        # The log pieces, written by _catch_up (one row per absolute seat, seat-major).
+        self._hole_cards = views["hole_cards"]
+        self._up_cards = views["up_cards"]
+        self._history = views["history"]
+        self._chicago_up = views.get("chicago_up")
         self._up_any = np.zeros(52, dtype=np.float32)  # every face-up card
-        self._to_act = off["to_act"]
 
     def _catch_up(self, game: Game) -> None:
         log = game.log
@@ -327,9 +407,8 @@ class ObservationEncoder:
         pos = self._pos
         if pos == len(log):
             return
-        src, up_any = self._src, self._up_any
-        o_hole, o_up, o_hist = self._o_hole, self._o_up, self._o_hist
-        o_chicago = self._o_src_chicago if self._chicago else -1
+        up_any = self._up_any
+        hole_cards, up_cards, history, chicago_up = self._hole_cards, self._up_cards, self._history, self._chicago_up
         street = self._street
         per = self.rounds * 2
         inc = self._inv_raises
@@ -338,18 +417,18 @@ class ObservationEncoder:
             if kind == "deal":
                 card = e.card
                 if e.up:
-                    src[o_up + e.seat * 52 + card] = 1.0
+                    up_cards[e.seat * 52 + card] = 1.0
                     up_any[card] = 1.0
-                    if o_chicago >= 0 and card & 3 == SPADE:
-                        src[o_chicago + low_chicago_key(card)] = 1.0
+                    if chicago_up is not None and card & 3 == SPADE:
+                        chicago_up[low_chicago_key(card)] = 1.0
                 else:
-                    src[o_hole + e.seat * 52 + card] = 1.0
+                    hole_cards[e.seat * 52 + card] = 1.0
             elif kind in BET_KINDS:
-                i = o_hist + e.seat * per + street * 2
-                src[i] = min(src[i] + inc, 1.0)
+                i = e.seat * per + street * 2
+                history[i] = min(history[i] + inc, 1.0)
             elif kind in CALL_KINDS:
-                i = o_hist + e.seat * per + street * 2 + 1
-                src[i] = min(src[i] + inc, 1.0)
+                i = e.seat * per + street * 2 + 1
+                history[i] = min(history[i] + inc, 1.0)
             elif kind == "street":
                 street = e.street
         self._street = street
@@ -364,75 +443,37 @@ class ObservationEncoder:
         """
         self._catch_up(game)
         current = game.current_player
-        if self._dyn_pos != self._pos:  # the state moved on (every action logs an event)
+        if self._state_pos != self._pos:  # the state moved on (every action logs an event)
             if current is not None and sizes is None:
                 sizes = game.bet_sizes()
-            self._write_dynamic(game, current, sizes)
-            self._dyn_pos = self._pos
-        obs = self._src.take(self._index[seat])
-        if current != seat:
-            obs[self._o_mine:self._o_mine + self._n_mine] = 0.0  # only the player to act owes
-        if self._wild or self._chicago:
+            self._write_state(game, current, sizes)
+            self._state_pos = self._pos
+        obs = self._src.take(self._index[seat][current == seat])
+        if self._observers:
             hole = game.hole_cards(seat)
-            if self._wild:
-                self._encode_wild_cards(game, obs, hole)
-            if self._chicago:
-                obs[self._o_chicago_hole + min(map(low_chicago_key, hole), default=NO_LOW_CHICAGO)] = 1.0
+            for where, write in self._observers:
+                write(obs[where], self, game, seat, hole)
         return obs
 
     def observe(self, game: Game, seat: int) -> tuple[np.ndarray, np.ndarray]:
-        """``(observation, action_mask)`` of ``seat``; the mask is :func:`envs.actions.action_mask`
-        (fold, check/call, one id per offered size), built from one ``bet_sizes()`` call."""
+        """``(observation, action_mask)`` of ``seat``; the mask is :func:`envs.actions.action_mask`'s
+        (its :func:`~envs.actions.legal_mask`), sharing one ``bet_sizes()`` call with the observation."""
         if game.current_player == seat:
             sizes = game.bet_sizes()
-            mask = self._masks[game.can_fold()][len(sizes)].copy()
-            return self.encode(game, seat, sizes), mask
+            return self.encode(game, seat, sizes), legal_mask(self.num_actions, game.can_fold(), len(sizes)).copy()
         return self.encode(game, seat), np.zeros(self.num_actions, dtype=np.int8)
 
-    def _write_dynamic(self, game: Game, current: int | None, sizes) -> None:
-        # Chips and counts as they are, then one scaling and clipping pass (see start()).
-        pot = game.pot
-        if current is not None:
-            owed = game.to_call
-            values = [pot, owed, owed / (pot + owed) if owed else 0.0]
-            values += sizes
-            values += self._zeros[:self.num_sizes - len(sizes)]
-        else:
-            values = [pot, 0.0, 0.0]
-            values += self._zeros
-        values.append(game.bet_size)
-        values.append(game.raises_this_round)
-        values += self._street_onehot[game.street]
-        values += self._to_act[self._n if current is None else current]
-        values += game.stacks
-        values += game.committed
-        values += game.total_committed
-        values += game.folded
-        values += game.all_in
-        self._dyn_struct.pack_into(self._src_bytes, 4 * self._o_dyn, *values)
-        dyn = self._dyn
-        np.multiply(dyn, self._dyn_scale, out=dyn)
-        np.minimum(dyn, 1.0, out=dyn)
-        if self._wild:
-            wild = game.wild_rank
-            slot = 13 if wild is None else RANKS.index(wild)
-            if slot != self._wild_slot:
-                if self._wild_slot is not None:
-                    self._src[self._o_src_wild + self._wild_slot] = 0.0
-                self._src[self._o_src_wild + slot] = 1.0
-                self._wild_slot = slot
-
-    def _encode_wild_cards(self, game: Game, obs: np.ndarray, hole) -> None:
-        """The visible wild cards: every face-up card of a wild rank and the observer's own
-        face-down ones."""
-        wild = game.wild_rank
-        ranks = [] if wild is None else [RANKS.index(wild)]
-        if self._queens_wild:
-            ranks.append(QUEEN)
-        o = self._o_wild_cards
-        up_any = self._up_any
-        for k in ranks:
-            obs[o + 4 * k:o + 4 * k + 4] = up_any[4 * k:4 * k + 4]
-            for c in hole:
-                if c >> 2 == k:
-                    obs[o + c] = 1.0
+    def _write_state(self, game: Game, current: int | None, sizes) -> None:
+        # Chips and counts as they are, in one struct call, then one scaling and clipping pass
+        # (the scales of start()).
+        if not self._states:
+            return
+        if current is None:
+            sizes = None
+        values: list = []
+        for state in self._states:
+            values += state(game, current, sizes)
+        self._state_struct.pack_into(self._src_bytes, 0, *values)
+        view = self._state_view
+        np.multiply(view, self._state_scale, out=view)
+        np.minimum(view, 1.0, out=view)
