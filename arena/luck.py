@@ -186,7 +186,7 @@ def decision_nodes(game, policies) -> list[DecisionNode]:
                     if abs(probs.sum() - 1.0) > 1e-9 or (probs < 0).any():
                         raise ValueError(f"seat {p}'s policy is not a distribution over the "
                                          f"legal ids {ids.tolist()}: {probs.tolist()}")
-                    sizes = replay.bet_sizes()
+                    sizes = replay.raise_to_amounts()
                     to_call, have, put = replay.to_call, replay.stacks[p], replay.committed[p]
                     chips = np.array([0 if a == FOLD else to_call if a < FIRST_BET
                                       else min(sizes[a - FIRST_BET] - put, have) for a in ids.tolist()])
@@ -224,7 +224,7 @@ class LuckCorrector:
         """The chips the share is of: the pot now plus ``growth`` bets per seat in the hand for
         every betting round still to come (the one after this card included)."""
         r = self.rules
-        later = sum(r.bet_size(t) for t in range(node.street, r.num_rounds))
+        later = sum(r.bet_size(t) for t in range(node.street, r.num_streets))
         return node.pot + self.growth * active * later
 
     def _eval(self, wild: int):
@@ -277,7 +277,7 @@ class LuckCorrector:
                     before = deals
             only = list(range(before, deals)) if before else None
         nodes, chance, decisions = self._compute(game, only, policies)
-        rounds = self.rules.num_rounds
+        rounds = self.rules.num_streets
         out = np.zeros((n, feature_count(self.rules)))
         for node, term in zip(nodes, chance):
             out[:, node.street] += term
@@ -351,7 +351,7 @@ class LuckCorrector:
         ``growth`` bets per seat in the hand for every later betting round: it sums to zero."""
         r = self.rules
         g = self.growth
-        later = sum(r.bet_size(t) for t in range(d.street + 1, r.num_rounds))
+        later = sum(r.bet_size(t) for t in range(d.street + 1, r.num_streets))
         total = np.asarray(d.total_committed, dtype=float)
         inhand = ~np.asarray(d.folded)
         values = np.empty((len(d.actions), len(total)))
@@ -577,20 +577,20 @@ def _apply_chicago(high: np.ndarray, values: np.ndarray, low: np.ndarray) -> np.
 
 def feature_names(rules: Rules) -> list[str]:
     """Names of :meth:`LuckCorrector.features`' columns (betting rounds counted from 1)."""
-    rounds = range(1, rules.num_rounds + 1)
+    rounds = range(1, rules.num_streets + 1)
     return ([f"cards {t}" for t in rounds] + ["decisions"]
             + [f"{what} {t}" for t in rounds for what in ("fold", "raise")])
 
 
 def feature_count(rules: Rules) -> int:
     """How many columns :meth:`LuckCorrector.features` has: ``3 * rounds + 1``."""
-    return 3 * rules.num_rounds + 1
+    return 3 * rules.num_streets + 1
 
 
 def value_columns(rules: Rules) -> int:
     """How many leading columns of the features are chip terms (cards per round, decisions),
     the ``values`` of :func:`control`; their sum is :meth:`LuckCorrector.corrections`."""
-    return rules.num_rounds + 1
+    return rules.num_streets + 1
 
 
 FOLDS = 10

@@ -1,7 +1,7 @@
 """Fixed action ids shared by the environments, the agents and the tournament.
 
 ``0`` fold, ``1`` check or call (posts the bring-in when that is the choice), ``2, 3, ...`` bet
-or raise to the sizes ``Game.bet_sizes()`` offers, in ascending order (``2`` is the smallest:
+or raise to the sizes ``Game.raise_to_amounts()`` offers, in ascending order (``2`` is the smallest:
 complete, bet or min-raise). The number of ids is fixed per rules (``num_actions``); ids past
 the sizes on offer are masked out. The engine decides what is legal; this only names it.
 
@@ -26,7 +26,7 @@ FIRST_BET = 2
 
 def num_actions(rules: Rules) -> int:
     """Fold, check/call, and one id per bet size the rules can offer at once."""
-    return FIRST_BET + rules.max_bet_sizes
+    return FIRST_BET + rules.max_raise_to_amounts
 
 
 @functools.cache
@@ -46,7 +46,7 @@ def action_mask(game: Game, size: int | None = None, *, seat: int | None = None,
     """int8 mask over the action ids of ``seat`` (default: the player to act); all zeros when
     that seat is not to act or the hand is over. Every mask of the envs comes from here.
 
-    ``size``: ``num_actions(game.rules)`` when the caller has it; ``sizes``: ``game.bet_sizes()``
+    ``size``: ``num_actions(game.rules)`` when the caller has it; ``sizes``: ``game.raise_to_amounts()``
     when the caller has it already.
     """
     size = size or num_actions(game.rules)
@@ -54,7 +54,7 @@ def action_mask(game: Game, size: int | None = None, *, seat: int | None = None,
     if current is None or (seat is not None and seat != current):
         return np.zeros(size, dtype=np.int8)
     if sizes is None:
-        sizes = game.bet_sizes()
+        sizes = game.raise_to_amounts()
     return legal_mask(size, game.can_fold(), len(sizes)).copy()
 
 
@@ -113,7 +113,7 @@ def apply_action(game: Game, action: int) -> None:
     elif action == CHECK_CALL:
         game.check_or_call()
     else:
-        sizes = game.bet_sizes()
+        sizes = game.raise_to_amounts()
         i = action - FIRST_BET
         if not 0 <= i < len(sizes):
             raise ValueError(f"action {action} is not legal now: bet/raise ids are "
@@ -129,6 +129,6 @@ def describe_action(game: Game, action: int) -> str:
     if action == CHECK_CALL:
         owed = game.to_call
         return f"call {owed}" if owed else "check"
-    sizes = game.bet_sizes()
+    sizes = game.raise_to_amounts()
     i = action - FIRST_BET
     return f"bet/raise to {sizes[i]}" if 0 <= i < len(sizes) else f"illegal {action}"

@@ -9,7 +9,7 @@ derives everything else from that list, so adding a piece is adding one entry.
 
 A piece is written one of four ways (see :class:`Piece`):
 
-- ``state=f``: ``f(game, current_player, bet_sizes)`` gives its values (per-seat pieces in
+- ``state=f``: ``f(game, current_player, raise_to_amounts)`` gives its values (per-seat pieces in
   absolute seat order, one value per seated player), rewritten whenever the game moves on,
   then multiplied by the piece's ``scale`` and clipped at 1;
 - ``hand=f``: the same for values fixed for the whole hand, ``f(game)``, written once;
@@ -207,7 +207,7 @@ def _write_chicago_hole(view: np.ndarray, encoder: ObservationEncoder, game: Gam
 def build_layout(rules: Rules | str) -> Layout:
     """The observation layout of a game: pieces present only when the rules have them."""
     r = get_rules(rules)
-    n, rounds, sizes = r.max_players, r.num_rounds, num_actions(r) - FIRST_BET
+    n, rounds, sizes = r.max_players, r.num_streets, num_actions(r) - FIRST_BET
     no_sizes = (0,) * sizes
     wild_slots = {rank: one_hot(14, RANKS.index(rank)) for rank in RANKS} | {None: one_hot(14, 13)}
     queens_wild = (float(r.queens_wild),)
@@ -234,7 +234,7 @@ def build_layout(rules: Rules | str) -> Layout:
         piece("to_call", 1, "chips the observer must add to call (0 when not its turn)",
               state=lambda g, p, s: (g.to_call,), scale="seat", private=True),
         piece("pot_odds", 1, "to_call / (pot + to_call)", state=_pot_odds, private=True),
-        piece("bet_sizes", sizes, f"raise-to total of action id {FIRST_BET}+i when offered, else 0",
+        piece("raise_to_amounts", sizes, f"raise-to total of action id {FIRST_BET}+i when offered, else 0",
               state=lambda g, p, s: no_sizes if s is None else s + no_sizes[len(s):], scale="seat", private=True),
         piece("bet_size", 1, "this round's bet size / big bet", state=lambda g, p, s: (g.bet_size,), scale="big_bet"),
         piece("raises", 1, "bets and raises made this round / (1 + max_raises)",
@@ -262,7 +262,7 @@ def seat_chip_bound(rules: Rules, stacks) -> int:
     most = max(stacks)
     if rules.betting.is_limit:
         per_round = (1 + rules.max_raises) * rules.big_bet * (2 if rules.betting == Betting.SPREAD_LIMIT else 1)
-        most = min(most, rules.ante + rules.num_rounds * per_round)
+        most = min(most, rules.ante + rules.num_streets * per_round)
     return max(most, 1)
 
 
@@ -298,7 +298,7 @@ class ObservationEncoder:
         self.layout = lay = build_layout(r) if layout is None else layout
         self.size = lay.size
         self.max_players = r.max_players
-        self.rounds = r.num_rounds
+        self.rounds = r.num_streets
         self.num_actions = num_actions(r)
         self.num_sizes = self.num_actions - FIRST_BET
         for p in lay:
@@ -439,13 +439,13 @@ class ObservationEncoder:
     def encode(self, game: Game, seat: int, sizes: tuple[int, ...] | None = None) -> np.ndarray:
         """The observation of ``seat`` (a new float32 array of ``layout.size``).
 
-        ``sizes``: ``game.bet_sizes()`` when ``seat`` is to act and the caller has it already.
+        ``sizes``: ``game.raise_to_amounts()`` when ``seat`` is to act and the caller has it already.
         """
         self._catch_up(game)
         current = game.current_player
         if self._state_pos != self._pos:  # the state moved on (every action logs an event)
             if current is not None and sizes is None:
-                sizes = game.bet_sizes()
+                sizes = game.raise_to_amounts()
             self._write_state(game, current, sizes)
             self._state_pos = self._pos
         obs = self._src.take(self._index[seat][current == seat])
@@ -457,9 +457,9 @@ class ObservationEncoder:
 
     def observe(self, game: Game, seat: int) -> tuple[np.ndarray, np.ndarray]:
         """``(observation, action_mask)`` of ``seat``; the mask is :func:`envs.actions.action_mask`'s
-        (its :func:`~envs.actions.legal_mask`), sharing one ``bet_sizes()`` call with the observation."""
+        (its :func:`~envs.actions.legal_mask`), sharing one ``raise_to_amounts()`` call with the observation."""
         if game.current_player == seat:
-            sizes = game.bet_sizes()
+            sizes = game.raise_to_amounts()
             return self.encode(game, seat, sizes), legal_mask(self.num_actions, game.can_fold(), len(sizes)).copy()
         return self.encode(game, seat), np.zeros(self.num_actions, dtype=np.int8)
 

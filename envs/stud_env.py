@@ -44,7 +44,7 @@ Actions
 |---|---|
 | 0 | fold (offered only when the player owes chips) |
 | 1 | check or call; posts the bring-in when that is the choice |
-| 2, 3, ... | bet, complete or raise to the sizes `Game.bet_sizes()` offers, ascending (2 is the smallest) |
+| 2, 3, ... | bet, complete or raise to the sizes `Game.raise_to_amounts()` offers, ascending (2 is the smallest) |
 
 The action mask marks exactly the engine's legal actions (all zeros for a seat that is not
 to act). ``env()`` wraps the raw env in PettingZoo's ``TerminateIllegalWrapper`` (an illegal id
@@ -70,7 +70,7 @@ Soko (preset ``soko``, fixed limit):
 | 468 | `pot` | 1 | chips in the pot (antes included) |
 | 469 | `to_call` | 1 | chips the observer must add to call (0 when not its turn) |
 | 470 | `pot_odds` | 1 | to_call / (pot + to_call) |
-| 471 | `bet_sizes` | 1 | raise-to total of action id 2+i when offered, else 0 |
+| 471 | `raise_to_amounts` | 1 | raise-to total of action id 2+i when offered, else 0 |
 | 472 | `bet_size` | 1 | this round's bet size / big bet |
 | 473 | `raises` | 1 | bets and raises made this round / (1 + max_raises) |
 | 474-477 | `street` | 4 | betting round, one-hot |
@@ -99,7 +99,7 @@ without Low Chicago the two ``chicago_*`` pieces are absent and later pieces mov
 | 510 | `pot` | 1 | chips in the pot (antes included) |
 | 511 | `to_call` | 1 | chips the observer must add to call (0 when not its turn) |
 | 512 | `pot_odds` | 1 | to_call / (pot + to_call) |
-| 513 | `bet_sizes` | 1 | raise-to total of action id 2+i when offered, else 0 |
+| 513 | `raise_to_amounts` | 1 | raise-to total of action id 2+i when offered, else 0 |
 | 514 | `bet_size` | 1 | this round's bet size / big bet |
 | 515 | `raises` | 1 | bets and raises made this round / (1 + max_raises) |
 | 516-518 | `street` | 3 | betting round, one-hot |
@@ -113,7 +113,7 @@ without Low Chicago the two ``chicago_*`` pieces are absent and later pieces mov
 | 568-574 | `all_in` | 7 | relative seat is all-in |
 | 575-616 | `history` | 42 | per relative seat and street (7 x 3 x 2, seat-major): bets/completions/raises, calls (bring-in included) |
 
-Other betting structures widen ``bet_sizes`` (3 slots in spread limit, 4 in pot and no limit)
+Other betting structures widen ``raise_to_amounts`` (3 slots in spread limit, 4 in pot and no limit)
 and shift what follows; ``env.unwrapped.layout.table()`` prints the table of any variant.
 """
 
@@ -424,7 +424,7 @@ def render_text(game: Game | None, names: list[str] | None = None) -> str:
     if game.is_over:
         state = "hand over"
     else:
-        state = (f"betting round {game.street + 1} of {r.num_rounds}, bet size {game.bet_size}; "
+        state = (f"betting round {game.street + 1} of {r.num_streets}, bet size {game.bet_size}; "
                  f"to act: seat {game.current_player} ({names[game.current_player]}), "
                  f"{game.to_call} to call")
     lines = [f"{r.name}, {n} players, {r.betting.replace('_', ' ')}: {state}"]

@@ -12,7 +12,7 @@ lists fewer cards: later passes skip it, as they skip a folded player.
     k          check: asserts nothing is owed, then checks
     b / r      bet or raise the smallest legal size (bet_or_raise())
     b8 / r8    bet or raise to 8 chips this round (raise-to total, as in the contract)
-    a          all-in: the largest size offered (max(bet_sizes()))
+    a          all-in: the largest size offered (max(raise_to_amounts()))
     2:c        a seat prefix asserts who is to act before acting
     /          asserts the betting round just closed (the street moved on or the hand ended)
 """
@@ -77,7 +77,7 @@ def play(game, script: str) -> None:
         elif kind in "br":
             game.bet_or_raise(int(amount) if amount else None)
         elif kind == "a":
-            game.bet_or_raise(max(game.bet_sizes()))
+            game.bet_or_raise(max(game.raise_to_amounts()))
         else:
             raise ValueError(f"{where}: unknown action")
 
@@ -97,7 +97,7 @@ def snapshot(game) -> tuple:
     return (
         game.current_player, game.is_over, game.payoffs, game.pot, game.street,
         tuple(game.stacks), tuple(game.committed), tuple(game.total_committed),
-        tuple(game.folded), tuple(game.all_in), game.to_call, tuple(game.bet_sizes()),
+        tuple(game.folded), tuple(game.all_in), game.to_call, tuple(game.raise_to_amounts()),
         game.raises_this_round, game.bring_in_seat, game.wild_rank, tuple(game.wild_ranks),
         tuple(tuple(game.up_cards(s)) for s in range(n)),
         tuple(tuple(game.hole_cards(s)) for s in range(n)),

@@ -316,7 +316,7 @@ def _state_at_round_start(rules, n: int, street: int, seed: int, want=lambda g: 
         game = Game(rules, n, seed=s)
         actions = []
         while game.street < street and not game.is_over:
-            action = 2 if game.raises_this_round == 0 and game.bet_sizes() else 1
+            action = 2 if game.raises_this_round == 0 and game.raise_to_amounts() else 1
             actions.append(action)
             apply_action(game, action)
         if not game.is_over and want(game):

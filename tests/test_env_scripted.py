@@ -103,7 +103,7 @@ def test_mask_is_the_engines_legal_actions_in_every_structure():
                     obs = env.observe(agent)
                     mask = obs["action_mask"]
                     assert box.contains(obs["observation"])
-                    sizes = game.bet_sizes()
+                    sizes = game.raise_to_amounts()
                     expected = [int(game.can_fold()), int(game.can_check_or_call())]
                     expected += [int(game.can_bet_or_raise(s)) for s in sizes]
                     expected += [0] * (len(mask) - len(expected))
@@ -157,7 +157,7 @@ def test_soko_pieces_after_a_bring_in_and_a_completion():
     assert p["pot"][0] == pytest.approx(9 * inv_pot)  # 3 antes + 2 + 4
     assert p["to_call"][0] == pytest.approx(4 * inv_seat)
     assert p["pot_odds"][0] == pytest.approx(4 / 13)
-    assert p["bet_sizes"][0] == pytest.approx(8 * inv_seat)  # raise to 8
+    assert p["raise_to_amounts"][0] == pytest.approx(8 * inv_seat)  # raise to 8
     assert p["bet_size"][0] == pytest.approx(0.5)  # small bet 4 / big bet 8
     assert p["raises"][0] == pytest.approx(1 / 4)
     assert onehots(p["street"]) == [0]
@@ -176,7 +176,7 @@ def test_soko_pieces_after_a_bring_in_and_a_completion():
     assert onehots(p2["hole_cards"]) == card_ids("7s")
     assert onehots(p2["up_cards"].reshape(8, 52)[1]) == card_ids("9d")
     assert onehots(p2["to_act"]) == [1] and onehots(p2["button"]) == [0]
-    assert p2["to_call"][0] == 0 and not p2["bet_sizes"].any()  # not its turn
+    assert p2["to_call"][0] == 0 and not p2["raise_to_amounts"].any()  # not its turn
     assert layout.size == 606
 
 

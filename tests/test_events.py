@@ -59,7 +59,7 @@ def test_every_record_has_the_fields_of_its_kind(preset):
         while not g.is_over:
             p = g.current_player
             options = [g.check_or_call] + ([g.fold] if g.can_fold() else [])
-            options += [lambda s=s: g.bet_or_raise(s) for s in g.bet_sizes()]
+            options += [lambda s=s: g.bet_or_raise(s) for s in g.raise_to_amounts()]
             before, street, stack = len(g.log), g.street, g.stacks[p]
             rng.choice(options)()
             act = g.log[before]

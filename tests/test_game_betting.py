@@ -36,17 +36,17 @@ def test_fixed_limit_sizes_and_raise_cap():
     # RULES: fixed limit: one size per round; a bet plus at most three raises.
     g = Game(FTB, 3, button=2, deck=deal(3, 2, FIRST_STREET_3))
     assert g.current_player == 0
-    assert g.bet_sizes() == (4,)
+    assert g.raise_to_amounts() == (4,)
     assert legal(g, 3, 4, 5, 8) == [False, True, False, False]
     play(g, "0:b 1:r 2:r")
-    assert g.committed[2] == 12 and g.bet_sizes() == (16,)
+    assert g.committed[2] == 12 and g.raise_to_amounts() == (16,)
     play(g, "0:r16")
     assert g.raises_this_round == 4
-    assert g.current_player == 1 and g.bet_sizes() == () and not g.can_bet_or_raise()
+    assert g.current_player == 1 and g.raise_to_amounts() == () and not g.can_bet_or_raise()
     refused(g, g.bet_or_raise, 20)
     play(g, "1:c 2:c /")
     assert g.pot == 3 + 48
-    assert g.bet_sizes() == (8,)  # round 2 uses the big bet
+    assert g.raise_to_amounts() == (8,)  # round 2 uses the big bet
 
 
 # ---------------------------------------------------------------- spread limit
@@ -56,16 +56,16 @@ def test_spread_limit_sizes_and_bounds():
     # least the previous increment; offered sizes are spread_sizes (1, 1.5, 2) x the bet size.
     g = Game(ftb("spread_limit"), 3, button=2, deck=deal(3, 2, FIRST_STREET_3))
     assert g.current_player == 0
-    assert g.bet_sizes() == (4, 6, 8)
+    assert g.raise_to_amounts() == (4, 6, 8)
     assert legal(g, 3, 4, 5, 7, 8, 9) == [False, True, True, True, True, False]
     play(g, "0:b6")
     # The next raise adds 6..8 chips: raise-to 12..14.
     assert g.to_call == 6
-    assert g.bet_sizes() == (12, 14)
+    assert g.raise_to_amounts() == (12, 14)
     assert legal(g, 11, 12, 13, 14, 15) == [False, True, True, True, False]
     play(g, "1:r14")
     # Previous increment 8 = the maximum: only raise-to 22.
-    assert g.bet_sizes() == (22,)
+    assert g.raise_to_amounts() == (22,)
     assert legal(g, 21, 22, 23) == [False, True, False]
 
 
@@ -74,11 +74,11 @@ def test_spread_limit_big_bet_round_and_raise_cap():
     g = Game(ftb("spread_limit"), 3, button=2, deck=deal(3, 2, FIRST_STREET_3))
     play(g, "0:b4 1:r8 2:r12 0:r16")
     assert g.raises_this_round == 4
-    assert g.current_player == 1 and not g.can_bet_or_raise() and g.bet_sizes() == ()
+    assert g.current_player == 1 and not g.can_bet_or_raise() and g.raise_to_amounts() == ()
     refused(g, g.bet_or_raise, 20)
     play(g, "1:c 2:c /")
     # Round 2: the big bet of 8 -> 8, 12, 16.
-    assert g.bet_sizes() == (8, 12, 16)
+    assert g.raise_to_amounts() == (8, 12, 16)
 
 
 # ---------------------------------------------------------------- pot limit
@@ -93,19 +93,19 @@ def test_pot_limit_sizes_and_bounds():
     assert g.pot == 4 and g.current_player == 0
     # Round 1: minimum bet 4, pot 4: exactly 4.
     assert legal(g, 3, 4, 5) == [False, True, False]
-    assert g.bet_sizes() == (4,)
+    assert g.raise_to_amounts() == (4,)
     play(g, "0:b4 1:c 2:c 3:c /")
     assert g.pot == 20
     # Round 2: bet 8 (big bet) .. 20 (the pot).
     assert legal(g, 7, 8, 19, 20, 21) == [False, True, True, True, False]
-    sizes = g.bet_sizes()
+    sizes = g.raise_to_amounts()
     assert {10, 20} <= set(sizes) and max(sizes) == 20 and min(sizes) >= 8
     assert list(sizes) == sorted(sizes)
     play(g, "b10")
     # Next player: call 10 -> pot 40; increment 10..40 -> raise-to 20..50.
     assert g.to_call == 10
     assert legal(g, 19, 20, 35, 50, 51) == [False, True, True, True, False]
-    sizes = g.bet_sizes()
+    sizes = g.raise_to_amounts()
     assert {30, 50} <= set(sizes) and max(sizes) == 50 and min(sizes) >= 20
 
 
@@ -130,12 +130,12 @@ def test_no_limit_sizes_and_bounds():
     g = Game(ftb("no_limit"), 2, button=1, stacks=[100, 100], deck=deal(2, 1, HEADS_UP_FIRST_STREET))
     assert g.current_player == 0
     assert legal(g, 3, 4, 57, 99, 100) == [False, True, True, True, False]
-    sizes = g.bet_sizes()
+    sizes = g.raise_to_amounts()
     assert 99 in sizes and max(sizes) == 99 and min(sizes) >= 4
     play(g, "0:b10")
     assert g.to_call == 10
     assert legal(g, 19, 20, 64, 99, 100) == [False, True, True, True, False]
-    sizes = g.bet_sizes()
+    sizes = g.raise_to_amounts()
     assert 99 in sizes and max(sizes) == 99 and min(sizes) >= 20
     play(g, "1:r99")
     assert g.all_in[1]
@@ -176,7 +176,7 @@ def test_all_in_bet_for_less_than_a_full_bet():
     # RULES: a player may always go all-in for less than a full bet.
     g = Game(FTB, 2, button=1, stacks=[3, 800], deck=deal(2, 1, HEADS_UP_FIRST_STREET))
     assert g.current_player == 0
-    assert g.bet_sizes() == (2,)
+    assert g.raise_to_amounts() == (2,)
     assert legal(g, 2, 4) == [True, False]
     play(g, "0:b2")
     assert g.all_in[0]
@@ -192,7 +192,7 @@ def test_incomplete_all_in_raise_does_not_reopen_betting():
     g = Game(FTB, 3, button=2, stacks=[800, 7, 800], deck=deal(3, 2, FIRST_STREET_3))
     play(g, "0:b4")
     assert g.current_player == 1
-    assert g.bet_sizes() == (6,)
+    assert g.raise_to_amounts() == (6,)
     assert legal(g, 6, 8) == [True, False]
     play(g, "1:r6")
     assert g.all_in[1]
@@ -202,7 +202,7 @@ def test_incomplete_all_in_raise_does_not_reopen_betting():
     # Seat 0 already acted and the raise was incomplete: call or fold only.
     assert g.current_player == 0 and g.to_call == 2
     assert g.can_check_or_call() and g.can_fold()
-    assert not g.can_bet_or_raise() and g.bet_sizes() == ()
+    assert not g.can_bet_or_raise() and g.raise_to_amounts() == ()
     refused(g, g.bet_or_raise, 10)
     refused(g, g.bet_or_raise, 12)
     play(g, "0:c /")
@@ -214,10 +214,10 @@ def test_full_raise_after_an_incomplete_all_in_reopens_betting():
     # + bet size, contract fixed_limit): seat 0 may raise again.
     g = Game(FTB, 3, button=2, stacks=[800, 7, 800], deck=deal(3, 2, FIRST_STREET_3))
     play(g, "0:b4 1:r6")
-    assert g.current_player == 2 and g.bet_sizes() == (10,)
+    assert g.current_player == 2 and g.raise_to_amounts() == (10,)
     play(g, "2:r10")
     assert g.current_player == 0 and g.to_call == 6
-    assert g.can_bet_or_raise() and g.bet_sizes() == (14,)
+    assert g.can_bet_or_raise() and g.raise_to_amounts() == (14,)
 
 
 # ---------------------------------------------------------------- side pots

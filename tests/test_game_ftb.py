@@ -34,12 +34,12 @@ def test_three_betting_rounds_dealing_down_down_up_then_down_up_twice():
     g = Game(FTB, 3, button=0, deck=deal(3, 0, hands))
     assert g.hole_cards(1) == parse_cards("2c 3c") and g.up_cards(1) == parse_cards("5h")
     assert g.hole_cards(0) == parse_cards("Tc Jc") and g.up_cards(0) == parse_cards("Kh")
-    assert g.street == 0 and g.bet_sizes() == (4,)  # small bet in round 1
+    assert g.street == 0 and g.raise_to_amounts() == (4,)  # small bet in round 1
     check_round(g)
-    assert g.street == 1 and g.bet_sizes() == (8,)  # big bet in round 2
+    assert g.street == 1 and g.raise_to_amounts() == (8,)  # big bet in round 2
     assert g.hole_cards(2) == parse_cards("6c 7c 9c") and g.up_cards(2) == parse_cards("8d 9s")
     check_round(g)
-    assert g.street == 2 and g.bet_sizes() == (8,)  # big bet in round 3
+    assert g.street == 2 and g.raise_to_amounts() == (8,)  # big bet in round 3
     check_round(g)
     assert g.is_over  # three rounds only
     for seat in range(3):

@@ -1,7 +1,7 @@
 """Property tests: random legal play under every preset, player count and betting structure.
 
 Each step draws one action among those the engine offers (fold if ``can_fold()``, check/call if
-``can_check_or_call()``, any size in ``bet_sizes()``). Stacks are random and often short, so
+``can_check_or_call()``, any size in ``raise_to_amounts()``). Stacks are random and often short, so
 all-ins and side pots happen. After every step the invariants of RULES.md "Common to every
 game" and the contract must hold; at the end the payoffs must conserve chips.
 """
@@ -51,7 +51,7 @@ def check_invariants(g: Game, start: tuple[int, ...]) -> None:
     assert g.pot == sum(g.total_committed)
     # Someone who must act has something to do; the masks agree with the offered sizes.
     assert g.can_check_or_call() or g.can_fold() or g.can_bet_or_raise()
-    sizes = g.bet_sizes()
+    sizes = g.raise_to_amounts()
     assert list(sizes) == sorted(set(sizes))
     assert g.can_bet_or_raise() == bool(sizes)
     for size in sizes:
@@ -138,7 +138,7 @@ def run_hand(g: Game, start: tuple[int, ...], choose, rng: random.Random, *,
             options.append(("fold", None))
         if g.can_check_or_call():
             options.append(("call", None))
-        options.extend(("bet", size) for size in g.bet_sizes())
+        options.extend(("bet", size) for size in g.raise_to_amounts())
         kind, size = choose(options)
         if kind == "fold":
             g.fold()

@@ -84,7 +84,7 @@ def test_bring_in_player_may_post_or_complete_but_not_fold_or_check():
     assert g.to_call == 2
     assert not g.can_fold()
     assert g.can_check_or_call()
-    assert g.bet_sizes() == (4,)
+    assert g.raise_to_amounts() == (4,)
     assert g.can_bet_or_raise(4)
     assert not g.can_bet_or_raise(3) and not g.can_bet_or_raise(2) and not g.can_bet_or_raise(8)
     refused(g, g.fold)
@@ -107,7 +107,7 @@ def test_after_the_bring_in_next_players_may_call_complete_or_fold():
     assert g.current_player == 1
     assert g.to_call == 2
     assert g.can_fold() and g.can_check_or_call()
-    assert g.bet_sizes() == (4,)
+    assert g.raise_to_amounts() == (4,)
     assert not g.can_bet_or_raise(3) and not g.can_bet_or_raise(8)
     play(g, "1:f")
     assert g.folded[1]
@@ -135,15 +135,15 @@ def test_completing_after_the_bring_in_is_the_first_bet_and_the_cap_follows():
     g = Game("soko", 3, button=0, deck=BRING_IN_DECK)
     play(g, "0:c 1:b4")
     assert g.raises_this_round == 1
-    assert g.bet_sizes() == (8,)
+    assert g.raise_to_amounts() == (8,)
     play(g, "2:r8 0:r12")
     assert g.raises_this_round == 3
-    assert g.bet_sizes() == (16,)
+    assert g.raise_to_amounts() == (16,)
     play(g, "1:r16")
     assert g.raises_this_round == 4
     # Cap reached: seat 2 may only call or fold.
     assert g.current_player == 2 and g.to_call == 8
-    assert g.bet_sizes() == () and not g.can_bet_or_raise() and not g.can_bet_or_raise(24)
+    assert g.raise_to_amounts() == () and not g.can_bet_or_raise() and not g.can_bet_or_raise(24)
     assert g.can_check_or_call() and g.can_fold()
     refused(g, g.bet_or_raise, 24)
     refused(g, g.bet_or_raise)
@@ -157,7 +157,7 @@ def test_bring_in_player_completing_counts_as_the_first_bet():
     g = Game("soko", 3, button=0, deck=BRING_IN_DECK)
     play(g, "0:b4")
     assert g.committed[0] == 4 and g.raises_this_round == 1
-    assert g.current_player == 1 and g.to_call == 4 and g.bet_sizes() == (8,)
+    assert g.current_player == 1 and g.to_call == 4 and g.raise_to_amounts() == (8,)
     play(g, "1:r8 2:r12 0:r16")
     assert g.current_player == 1 and not g.can_bet_or_raise()
     play(g, "1:c 2:c /")
@@ -168,7 +168,7 @@ def test_max_raises_option_changes_the_cap():
     # RULES option max_raises: a bet plus max_raises raises.
     g = Game(dataclasses.replace(SOKO, max_raises=1), 3, button=0, deck=BRING_IN_DECK)
     play(g, "0:c 1:b4 2:r8")
-    assert g.current_player == 0 and not g.can_bet_or_raise() and g.bet_sizes() == ()
+    assert g.current_player == 0 and not g.can_bet_or_raise() and g.raise_to_amounts() == ()
 
 
 # ---------------------------------------------------------------- later rounds: who acts first
@@ -186,13 +186,13 @@ def test_lowest_showing_hand_acts_first_and_a_four_flush_shows():
     assert g.bring_in_seat == 1  # 9h is the lowest up card
     play(g, "1:c 2:c 0:c /")
     # Round 2: 9-5 (seat 1) < K-7 (seat 2) < A-8 (seat 0). No open pair: small bet.
-    assert g.current_player == 1 and g.bet_sizes() == (4,)
+    assert g.current_player == 1 and g.raise_to_amounts() == (4,)
     play(g, "1:k 2:k 0:k /")
     # Round 3: J-9-5 (seat 1) < A-8-6 (seat 0) < kings (seat 2). Big bet.
-    assert g.current_player == 1 and g.bet_sizes() == (8,)
+    assert g.current_player == 1 and g.raise_to_amounts() == (8,)
     play(g, "1:k 2:k 0:k /")
     # Round 4: A-T-8-6 (seat 0) < kings (seat 2) < four-flush (seat 1). Big bet.
-    assert g.current_player == 0 and g.bet_sizes() == (8,)
+    assert g.current_player == 0 and g.raise_to_amounts() == (8,)
     play(g, "0:k 1:k 2:k /")
     # Showdown: four-flush (seat 1) beats a pair of kings (Canadian ranking).
     assert g.is_over and g.current_player is None
@@ -279,9 +279,9 @@ def test_open_pair_on_third_card_makes_round_two_use_the_big_bet():
     g = Game("soko", 3, button=0, deck=deal(3, 0, OPEN_PAIR_HANDS))
     play(g, "1:c 2:c 0:c /")
     assert g.current_player == 1  # 9-5 is still the lowest showing hand
-    assert g.bet_sizes() == (8,)
+    assert g.raise_to_amounts() == (8,)
     play(g, "1:b8")
-    assert g.bet_sizes() == (16,)
+    assert g.raise_to_amounts() == (16,)
 
 
 def test_open_pair_doubling_can_be_turned_off():
@@ -289,14 +289,14 @@ def test_open_pair_doubling_can_be_turned_off():
     rules = dataclasses.replace(SOKO, open_pair_doubles=False)
     g = Game(rules, 3, button=0, deck=deal(3, 0, OPEN_PAIR_HANDS))
     play(g, "1:c 2:c 0:c /")
-    assert g.bet_sizes() == (4,)
+    assert g.raise_to_amounts() == (4,)
 
 
 def test_a_pair_with_the_hole_card_does_not_double():
     # RULES: only a pair among the two *up* cards counts (seat 0's 8c is face down).
     g = Game("soko", 3, button=0, deck=deal(3, 0, {1: "2c 9h 5h", 2: "3c Kc 7s", 0: "8c Ac 8d"}))
     play(g, "1:c 2:c 0:c /")
-    assert g.current_player == 1 and g.bet_sizes() == (4,)
+    assert g.current_player == 1 and g.raise_to_amounts() == (4,)
 
 
 def test_folded_player_gets_no_more_cards_and_round_two_stays_small():
@@ -306,7 +306,7 @@ def test_folded_player_gets_no_more_cards_and_round_two_stays_small():
     play(g, "1:c 2:c 0:f /")
     assert len(g.up_cards(0)) == 1
     assert g.up_cards(1) == parse_cards("9h 5h") and g.up_cards(2) == parse_cards("Kc 7s")
-    assert g.bet_sizes() == (4,)
+    assert g.raise_to_amounts() == (4,)
 
 
 def test_all_in_players_open_pair_still_doubles():
@@ -318,7 +318,7 @@ def test_all_in_players_open_pair_still_doubles():
     play(g, "2:b4 0:c 1:c /")
     assert g.all_in[2]
     assert g.current_player == 1  # 7-4 is the lowest showing hand of those who can act
-    assert g.bet_sizes() == (8,)
+    assert g.raise_to_amounts() == (8,)
 
 
 def test_folding_is_not_offered_when_checking_is_free():
@@ -366,7 +366,7 @@ def test_no_action_is_accepted_once_the_hand_is_over():
     g = Game("soko", 3, button=0, deck=deck)
     play(g, "1:c 2:f 0:f")
     assert not g.can_fold() and not g.can_check_or_call() and not g.can_bet_or_raise()
-    assert g.bet_sizes() == ()
+    assert g.raise_to_amounts() == ()
     refused(g, g.fold)
     refused(g, g.check_or_call)
     refused(g, g.bet_or_raise)

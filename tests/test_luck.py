@@ -260,7 +260,7 @@ def test_decision_terms_sum_to_zero_and_replay_the_chips_of_each_action():
         assert abs(c.sum()) < 1e-9
         # The features split the correction: cards per round, then the decision terms.
         f = corrector.features(g, policies=policies)
-        rounds = rules.num_rounds
+        rounds = rules.num_streets
         assert f.shape == (3, len(feature_names(rules))) == (3, 3 * rounds + 1)
         np.testing.assert_allclose(f[:, :rounds + 1].sum(axis=1), c, atol=1e-9)
         decided = sum(term for _, term in corrector.decision_terms(g, policies))

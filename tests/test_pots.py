@@ -36,7 +36,7 @@ def random_hand(rules, n: int, rng: random.Random, *, deep: bool) -> tuple[Game,
             options.append((1, g.fold, ()))
         if g.can_check_or_call():
             options.append((6, g.check_or_call, ()))
-        options.extend((2, g.bet_or_raise, (size,)) for size in g.bet_sizes())
+        options.extend((2, g.bet_or_raise, (size,)) for size in g.raise_to_amounts())
         _, action, args = rng.choices(options, [w for w, _, _ in options])[0]
         action(*args)
     return g, stacks

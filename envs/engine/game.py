@@ -3,7 +3,7 @@
 >>> g = Game("soko", 2, deck="Ah 2c Kd 3c", seed=0)   # seat 1: Ah down, Kd up; seat 0: 2c, 3c
 >>> g.current_player, g.bring_in_seat, g.to_call     # seat 0 shows the lowest card: brings in
 (0, 0, 2)
->>> g.can_fold(), g.bet_sizes()
+>>> g.can_fold(), g.raise_to_amounts()
 (False, (4,))
 >>> g.check_or_call()                                # posts the bring-in
 >>> g.fold()                                         # seat 1 folds to the bring-in
@@ -59,7 +59,7 @@ class PlayerView:
     button: int
     current_player: int | None
     to_call: int
-    bet_sizes: tuple[int, ...]
+    raise_to_amounts: tuple[int, ...]
     raises_this_round: int
     wild_rank: str | None
     wild_ranks: tuple[str, ...]
@@ -262,7 +262,7 @@ class Game:
             stacks=self.stacks, committed=self.committed, total_committed=self.total_committed,
             pot=self.pot, street=self.street, button=self.button,
             current_player=self.current_player, to_call=self.to_call if me else 0,
-            bet_sizes=self.bet_sizes() if me else (), raises_this_round=self._raises,
+            raise_to_amounts=self.raise_to_amounts() if me else (), raises_this_round=self._raises,
             wild_rank=self.wild_rank, wild_ranks=self.wild_ranks, log=log)
 
     # ----------------------------------------------------------------------------------------
@@ -358,7 +358,7 @@ class Game:
         self.log.append(_new(Action, (kind, p, put, amount, self._stacks[p] == 0)))
         self._after_action(p)
 
-    def bet_sizes(self) -> tuple[int, ...]:
+    def raise_to_amounts(self) -> tuple[int, ...]:
         """The raise-to amounts offered to the current player, ascending; () if it cannot raise.
 
         Fixed limit offers its one size; spread limit the configured multiples of the round's
@@ -620,7 +620,7 @@ class Game:
 
     def _next_street(self) -> bool:
         """Deal the next street (True), or show down after the last betting round (False)."""
-        if self.street + 1 >= self.rules.num_rounds:
+        if self.street + 1 >= self.rules.num_streets:
             self._showdown()
             return False
         self.street += 1

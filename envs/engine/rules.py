@@ -182,7 +182,7 @@ class Rules:
         return self.starting_stack or 100 * self.big_bet
 
     @property
-    def max_bet_sizes(self) -> int:
+    def max_raise_to_amounts(self) -> int:
         """How many different bet/raise sizes can be offered at once (the env's size actions)."""
         if self.betting == Betting.FIXED_LIMIT:
             return 1
@@ -191,7 +191,7 @@ class Rules:
         return len(set(self.pot_fractions)) + 2
 
     @property
-    def num_rounds(self) -> int:
+    def num_streets(self) -> int:
         return len(self.streets)
 
     def bet_size(self, street: int, *, doubled: bool = False) -> int:
