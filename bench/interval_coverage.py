@@ -26,8 +26,8 @@ from train.tournament import play_match  # noqa: E402
 
 # `--quick` (make bench QUICK=1): a smoke run that exercises every path in seconds; its
 # numbers are noisy, not for docs/results.md.
-QUICK = {"matches": 10, "hands": 600, "reference_hands": 4000}
-QUICK_HELP = "--matches 10 --hands 600 --reference-hands 4000"
+QUICK = {"matches": 8, "hands": 600, "reference_hands": 3000}
+QUICK_HELP = "--matches 8 --hands 600 --reference-hands 3000"
 
 
 def main(argv=None) -> None:

@@ -32,8 +32,8 @@ def _cpu() -> float:
 
 # `--quick` (make bench QUICK=1): a smoke run that exercises every path in seconds; its
 # numbers are noisy, not for docs/results.md.
-QUICK = {"hands": 1000}
-QUICK_HELP = "--hands 1000"
+QUICK = {"hands": 600}
+QUICK_HELP = "--hands 600"
 
 
 def main(argv=None) -> None:
