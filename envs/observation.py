@@ -50,7 +50,7 @@ from envs.engine.rules import Rules, get_rules
 RANK_CHARS = "23456789TJQKA"
 QUEEN = 10
 SPADE = 3
-# Low Chicago order: the ace is the lowest spade (RULES.md "Low Chicago"): A, 2, 3, ..., K.
+# Low Chicago order: the ace is the lowest spade (docs/rules.md "Low Chicago"): A, 2, 3, ..., K.
 CHICAGO_ORDER = tuple(((12 if i == 0 else i - 1) * 4 + SPADE) for i in range(13))
 _CHICAGO_SLOT = {card: slot for slot, card in enumerate(CHICAGO_ORDER)}
 
