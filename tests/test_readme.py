@@ -226,12 +226,16 @@ def test_rules_read_the_readme_as_meant():
     assert _training(["x", "--config", "configs/soko_ppo.yaml"]) == ["x", "--config", SMOKE_CONFIG]
 
 
+def _command_id(command: str) -> str:
+    return command.removeprefix(".venv/bin/python ")[:70]
+
+
 RUNNABLE = [c for c in shell_commands() if (found := rules_for(c)) and len(found) == 1 and not found[0].skip]
 SKIPPED = [c for c in shell_commands() if (found := rules_for(c)) and len(found) == 1 and found[0].skip]
 
 
 @pytest.mark.timeout(2 * TIMEOUT)
-@pytest.mark.parametrize("command", RUNNABLE)
+@pytest.mark.parametrize("command", RUNNABLE, ids=_command_id)
 def test_command_runs(command, workdir, runs):
     (rule,) = rules_for(command)
     words = shlex.split(command)
@@ -240,7 +244,7 @@ def test_command_runs(command, workdir, runs):
     _check(_run([sys.executable, *words[1:]], workdir), f"{command!r} as {shlex.join(words)!r}")
 
 
-@pytest.mark.parametrize("command", SKIPPED)
+@pytest.mark.parametrize("command", SKIPPED, ids=_command_id)
 def test_command_skipped(command):
     (rule,) = rules_for(command)
     pytest.skip(f"rule {rule.name!r}: {rule.skip}")
