@@ -10,8 +10,10 @@ Only exit codes are checked, never output text (the tournament and training CLIs
 changes independently of the README). Commands run in a temporary folder that links the
 repository's top-level folders, so their ``runs/`` outputs never land in the work tree.
 
-Wall time, measured on the 2-core machine while other jobs shared it: about 60 s for the
-whole file, most of it in the training and tournament commands (each one imports torch).
+Wall time on the 2-core machine: 33 s for the whole file with light other load, 42-75 s with
+heavy load (2026-12-01). The slow tests are ``test_command_runs`` (a training run, a resume with
+its own interrupted run, three tournaments: each subprocess imports torch); they carry a
+``timeout`` mark so that a hang fails instead of stalling the suite.
 """
 
 from __future__ import annotations
