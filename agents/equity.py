@@ -10,7 +10,7 @@ until it is worth building its batch tables; see :func:`_score`). The result is 
 assuming nobody folds from here on (ties split).
 
 Follow the Bitch: the wild rank at showdown is the one in force at the end of the hand
-(RULES.md), so each sample replays the follow-the-queen rule over the face-up cards still to
+(docs/rules.md), so each sample replays the follow-the-queen rule over the face-up cards still to
 come, in deal order, starting from the wild rank in force now; samples are then grouped by their
 final wild rank, one ``evaluate_batch`` call per group. Low Chicago: half of the pot goes to the
 lowest face-down spade among the hands still in (ace lowest), so a sample's share is half its

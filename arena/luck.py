@@ -28,9 +28,8 @@ again zero-mean given the state whatever ``v`` is (pass ``policies`` per seat). 
 there are those of the cards dealt so far (the last card's share row); an action's chips go to
 the pot and to the seat's committed chips, and each seat in the hand is charged its own
 ``growth`` bets for the later rounds (so ``v`` still sums to zero); a fold gives the folder no
-share and the others its share in proportion. Soko heads-up, tag against random, 20,000 hands:
-half-width 1.38 bb/100 against 1.50 with card terms only (1.85 duplicate only, 2.01 plain),
-for about 0.7 ms more CPU per hand (the hand replayed for the legal actions at each decision).
+share and the others its share in proportion. The hand is replayed for the legal actions at
+each decision, which costs CPU (measured in docs/results.md).
 
 **Fitted coefficients.** ``v`` above is a guess (equity times a guessed stake, and the value
 after a decision does not know how the agents play on), so subtracting the terms with weight 1
@@ -39,9 +38,8 @@ terms per betting round, the decision terms, and per round the known policy's ow
 (folded less its probability of folding, bet or raised less its probability of that: mean zero
 for the same reason). :func:`control` then subtracts the linear combination of a match's
 features that leaves the least variance, with coefficients fitted by least squares on the
-other nine tenths of the groups (cross-fitting: the estimate stays unbiased). Same 20,000
-hands, half-widths in bb/100: tag against random 1.22 (1.38 with every weight 1), equity
-against random 1.07 (1.33), random against call 0.34 (0.73).
+other nine tenths of the groups (cross-fitting: the estimate stays unbiased). The half-widths
+with fitted and with unit weights are compared in docs/results.md.
 
 Folded seats have no share. Follow the Bitch: the wild rank after a candidate card follows the
 engine's rule (a face-up queen ends it; the next face-up card of the same dealing round names

@@ -22,9 +22,8 @@ kept apart per betting round along with the known policies' fold and raise coin 
 control variates: each match subtracts the combination of them that leaves the least variance,
 its coefficients fitted by least squares on the other folds of groups (``arena.luck.control``;
 with fewer than 20 groups per coefficient, every term is subtracted whole). The cross-table
-and ranking use the corrected results; ``results.json`` keeps the raw ones too. Measured, Soko
-heads-up, 20,000 hands a pair: half-widths 1.65-7.3x narrower than plain, for about 2.6 ms of
-CPU per hand.
+and ranking use the corrected results; ``results.json`` keeps the raw ones too. How much
+narrower the intervals get, and for how much CPU, is measured in docs/results.md.
 
 **Reproducibility.** Deck orders and each agent's per-hand generator seed come from
 ``numpy.random.SeedSequence(seed, spawn_key=(match key, group))``, where the match key is a
@@ -344,7 +343,7 @@ def play_match(rules: Rules | str, agents: Sequence[str | Agent], *, hands: int,
     "tag"], hands=2000).estimates["ppo:runs/x/model.zip"]``: results are keyed by the specs as
     given, the deals by the display names (as in a tournament). ``luck_correction=True``
     subtracts the luck of the cards and of known policies' coin flips (``arena/luck.py``;
-    narrower intervals for about 2.6 ms more CPU per Soko hand; ``raw_estimates`` keeps the
+    narrower intervals for more CPU per hand, see docs/results.md; ``raw_estimates`` keeps the
     plain numbers, ``luck_fitted`` says how many coefficients were fitted). It is off here by
     default so that training's periodic evaluations keep their cost; tournaments turn it on.
     """

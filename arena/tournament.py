@@ -65,10 +65,10 @@ class TournamentConfig:
 
 def luck_default(rules: Rules) -> bool:
     """Whether the luck correction is on when not asked: in games without wild cards. In
-    Follow the Bitch it scores seven-card hands under changing wild ranks: tables for every
-    wild rank built first (about 12 s), then about 6 ms of CPU a hand, some 12 times the cost
-    of a hand between cheap agents, for intervals only about 1.25x narrower (tag vs random,
-    6,000 hands); there more hands are the better buy, so it is on request only."""
+    Follow the Bitch it scores seven-card hands under changing wild ranks (tables for every
+    wild rank are built first, then each hand costs many times a hand between cheap agents)
+    for intervals only a little narrower (docs/results.md); there more hands are the better
+    buy, so it is on request only."""
     return not rules.follow_the_queen
 
 

@@ -14,7 +14,7 @@ steps a second against a random opponent, and diagnostics that split the cost: t
 loop through the raw env (no wrappers), a do-nothing AEC env through the same three
 wrappers (the wrappers' own cost), and the bare engine (``Game`` and ``envs.actions``).
 
-    .venv/bin/python bench/env_throughput.py [--seconds 4] [--rounds 8]
+    .venv/bin/python bench/env_throughput.py [--seconds 4] [--rounds 8] [--quick]
 
 Targets (issue #3): soko_v0 heads-up at least 5x texas_holdem_v4's agent-steps a second,
 follow_the_bitch_v0 heads-up at least 3x.
@@ -165,13 +165,24 @@ def null_aec_env():
 # ----------------------------------------------------------------------------------------
 
 
+# `--quick` (make bench QUICK=1): a smoke run that exercises every path in seconds; its
+# numbers are noisy, not for docs/results.md.
+QUICK = {"seconds": 0.5, "rounds": 2}
+QUICK_HELP = "--seconds 0.5 --rounds 2"
+
+
 def main(argv: list[str] | None = None) -> dict[str, tuple[float, float]]:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--seconds", type=float, default=4.0, help="seconds of play per env (total)")
     parser.add_argument("--rounds", type=int, default=8, help="interleaved slices per env")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--no-diagnostics", action="store_true", help="skip the cost-split rows")
+    parser.add_argument("--quick", action="store_true",
+                        help=f"smallest useful run, for `make bench QUICK=1`: {QUICK_HELP}")
     args = parser.parse_args(argv)
+    if args.quick:  # options given on the command line still win over the quick ones
+        parser.set_defaults(**QUICK)
+        args = parser.parse_args(argv)
 
     texas = texas_holdem_v4()
     runs: dict[str, tuple] = {}

@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/evaluator.py                 # 200000 hands
     .venv/bin/python bench/evaluator.py --hands 50000 --seed 3
+    .venv/bin/python bench/evaluator.py --quick         # 20000 hands, one pass
 
 One run pre-generates random hands (the same hands for every library; cards are converted to
 each library's format before any timing), warms every path up on separate warm-up hands (our
@@ -52,6 +53,12 @@ def time_calls(function, hands, repeats: int = 1, *, two_args: bool = False) -> 
     return best
 
 
+# `--quick` (make bench QUICK=1): a smoke run that exercises every path in seconds; its
+# numbers are noisy, not for docs/results.md.
+QUICK = {"hands": 20000, "repeats": 1}
+QUICK_HELP = "--hands 20000 --repeats 1"
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--hands", type=int, default=200_000, help="hands per timed path")
@@ -60,7 +67,12 @@ def main(argv: list[str] | None = None) -> None:
                         help="separate random hands run once through every path before timing "
                              "(default: as many as --hands, so lazy caches reach steady state)")
     parser.add_argument("--repeats", type=int, default=3, help="timed passes per path; the best counts")
+    parser.add_argument("--quick", action="store_true",
+                        help=f"smallest useful run, for `make bench QUICK=1`: {QUICK_HELP}")
     args = parser.parse_args(argv)
+    if args.quick:  # options given on the command line still win over the quick ones
+        parser.set_defaults(**QUICK)
+        args = parser.parse_args(argv)
     if args.warmup is None:
         args.warmup = args.hands
 

@@ -20,6 +20,12 @@ import numpy as np
 from arena.match import play_match
 
 
+# `--quick` (make bench QUICK=1): a smoke run that exercises every path in seconds; its
+# numbers are noisy, not for docs/results.md.
+QUICK = {"matches": 8, "hands": 600, "reference_hands": 3000}
+QUICK_HELP = "--matches 8 --hands 600 --reference-hands 3000"
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--game", default="soko")
@@ -28,7 +34,12 @@ def main(argv=None) -> None:
     parser.add_argument("--hands", type=int, default=800, help="hands per short match")
     parser.add_argument("--reference-hands", type=int, default=20000)
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--quick", action="store_true",
+                        help=f"smallest useful run, for `make bench QUICK=1`: {QUICK_HELP}")
     args = parser.parse_args(argv)
+    if args.quick:  # options given on the command line still win over the quick ones
+        parser.set_defaults(**QUICK)
+        args = parser.parse_args(argv)
     a, b = args.agents
     ref = play_match(args.game, [a, b], hands=args.reference_hands, seed=0, luck_correction=True,
                      workers=args.workers).estimates[a]

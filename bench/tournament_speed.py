@@ -26,6 +26,12 @@ def _cpu() -> float:
     return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
+# `--quick` (make bench QUICK=1): a smoke run that exercises every path in seconds; its
+# numbers are noisy, not for docs/results.md.
+QUICK = {"hands": 600}
+QUICK_HELP = "--hands 600"
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--game", default="soko")
@@ -35,8 +41,13 @@ def main(argv=None) -> None:
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--luck", choices=["both", "on", "off"], default="both",
-                        help="with and/or without the luck correction (train/luck.py)")
+                        help="with and/or without the luck correction (arena/luck.py)")
+    parser.add_argument("--quick", action="store_true",
+                        help=f"smallest useful run, for `make bench QUICK=1`: {QUICK_HELP}")
     args = parser.parse_args(argv)
+    if args.quick:  # options given on the command line still win over the quick ones
+        parser.set_defaults(**QUICK)
+        args = parser.parse_args(argv)
     for luck in ([False, True] if args.luck == "both" else [args.luck == "on"]):
         run(args, luck)
 

@@ -17,7 +17,7 @@ opponents' actions happen inside it), one player's action in the tutorial (it pl
 seats). The time covers rollouts and gradient updates; the first rollout of each is warm-up.
 Extra rows (``--variants``) measure other vectorizations of ours to pick the default.
 
-    .venv/bin/python bench/train_throughput.py [--rounds 4] [--variants]
+    .venv/bin/python bench/train_throughput.py [--rounds 4] [--variants] [--quick]
 
 Target (issue #5): ours at least 2x the tutorial's best env-steps a second, in the same run.
 """
@@ -106,7 +106,7 @@ def _tutorial_wrapper():
     return SB3ActionMaskWrapper
 
 
-def tutorial_model(n_envs: int, seed: int = 0) -> MaskablePPO:
+def tutorial_model(n_envs: int, seed: int = 0, n_steps: int = 2048) -> MaskablePPO:
     holdem = _texas_holdem_v4()
     wrapper = _tutorial_wrapper()
 
@@ -118,7 +118,7 @@ def tutorial_model(n_envs: int, seed: int = 0) -> MaskablePPO:
         return thunk
 
     env = make(0)() if n_envs == 1 else DummyVecEnv([make(i) for i in range(n_envs)])
-    model = MaskablePPO(MaskableActorCriticPolicy, env, verbose=0)
+    model = MaskablePPO(MaskableActorCriticPolicy, env, n_steps=n_steps, verbose=0)
     model.set_random_seed(seed)
     return model
 
@@ -141,6 +141,12 @@ def our_model(cfg: Config, seed: int = 0) -> MaskablePPO:
 
 
 # ----------------------------------------------------------------------------------------
+
+
+# `--quick` (make bench QUICK=1): a smoke run that exercises every path in seconds; its
+# numbers are noisy, not for docs/results.md.
+QUICK = {"rounds": 1, "tutorial_n_steps": 512, "one_thread_tutorial_only": True}
+QUICK_HELP = "--rounds 1 --tutorial-n-steps 512 --one-thread-tutorial-only"
 
 
 class Setup:
@@ -174,22 +180,40 @@ class Setup:
         return self.steps / self.seconds if self.seconds else float("nan")
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--config", default=str(REPO / "configs" / "soko_ppo.yaml"))
     parser.add_argument("--rounds", type=int, default=4, help="measured rollouts per setup (after one warm-up)")
     parser.add_argument("--variants", action="store_true",
                         help="also measure ours with other n_envs / vec_env choices")
-    args = parser.parse_args()
+    parser.add_argument("--tutorial-n-steps", type=int, default=2048,
+                        help="the tutorial's rollout length per env (its default, SB3's, is 2048)")
+    parser.add_argument("--one-thread-tutorial-only", action="store_true",
+                        help="skip the tutorial setups with torch's default thread count: the slowest "
+                             "rows (minutes on a busy machine, where their threads fight for the cores), "
+                             "and not the best tutorial setup here")
+    parser.add_argument("--quick", action="store_true",
+                        help=f"smallest useful run, for `make bench QUICK=1`: {QUICK_HELP}")
+    args = parser.parse_args(argv)
+    if args.quick:  # options given on the command line still win over the quick ones
+        parser.set_defaults(**QUICK)
+        args = parser.parse_args(argv)
 
     cfg = load_config(args.config)
+    tutorial_steps = args.tutorial_n_steps
     setups = [
         Setup(f"ours: {Path(args.config).name} ({cfg.ppo.n_envs} x {cfg.ppo.vec_env})", our_model(cfg),
               threads=cfg.ppo.torch_threads, validate=False),
-        Setup("tutorial: texas_holdem_v4, 1 env", tutorial_model(1), threads=DEFAULT_THREADS, validate=True),
-        Setup("tutorial: texas_holdem_v4, 4 envs", tutorial_model(4), threads=DEFAULT_THREADS, validate=True),
-        Setup("tutorial, 4 envs, 1 torch thread", tutorial_model(4), threads=1, validate=True),
     ]
+    if not args.one_thread_tutorial_only:
+        setups += [
+            Setup("tutorial: texas_holdem_v4, 1 env", tutorial_model(1, n_steps=tutorial_steps),
+                  threads=DEFAULT_THREADS, validate=True),
+            Setup("tutorial: texas_holdem_v4, 4 envs", tutorial_model(4, n_steps=tutorial_steps),
+                  threads=DEFAULT_THREADS, validate=True),
+        ]
+    setups.append(Setup("tutorial, 4 envs, 1 torch thread", tutorial_model(4, n_steps=tutorial_steps),
+                        threads=1, validate=True))
     if args.variants:
         for n_envs, kind in ((4, "dummy"), (8, "dummy"), (16, "dummy"), (4, "subproc")):
             if (n_envs, kind) == (cfg.ppo.n_envs, cfg.ppo.vec_env):

@@ -1,7 +1,7 @@
 """Shared helpers for the game-engine tests: deck building, a tiny action script, snapshots.
 
 ``deal`` turns each seat's cards (in the order that seat receives them) into the deck order
-the engine deals from (RULES.md "Common to every game": passes of one card per active seat,
+the engine deals from (docs/rules.md "Seats and dealing": passes of one card per active seat,
 starting at the first seat left of the button and going clockwise). A seat that folds simply
 lists fewer cards: later passes skip it, as they skip a folded player.
 

@@ -1,8 +1,8 @@
 """A slow, obviously-correct reference hand evaluator for the tests.
 
 Written independently of ``envs/engine/hands.py`` and compared against it on many random hands
-(tests/test_hands.py). It follows ``/work/api_contract.md`` and ``../shared/RULES.md`` literally
-and prefers brute force to cleverness:
+(tests/test_hands.py). It follows ``docs/rules.md`` literally and prefers brute force to
+cleverness:
 
 - 5..7 cards: every five-card subset is scored and the best one wins.
 - 1..4 cards (a showing hand): the cards are scored as they are, with only the categories that

@@ -107,7 +107,7 @@ def test_card_properties():
 def test_card_extremes_and_suit_order():
     assert int(Card.from_str("2c")) == 0
     assert int(Card.from_str("As")) == 51
-    # clubs < diamonds < hearts < spades (RULES.md bring-in tie order)
+    # clubs < diamonds < hearts < spades (docs/rules.md bring-in tie order)
     assert Card.from_str("7c") < Card.from_str("7d") < Card.from_str("7h") < Card.from_str("7s")
     # rank first, then suit
     assert Card.from_str("7s") < Card.from_str("8c")

@@ -1,4 +1,4 @@
-"""Betting structures, all-ins, side pots and split pots (RULES.md "Common to every game").
+"""Betting structures, all-ins, side pots and split pots (docs/rules.md "Common rules").
 
 Most hands use Follow the Bitch (no bring-in, so the first player may open with any legal bet)
 with no face-up queens, so nothing is wild; the first player to act is the one showing the

@@ -1,4 +1,4 @@
-"""Follow the Bitch and Low Chicago, scripted with explicit decks (RULES.md "Follow the Bitch").
+"""Follow the Bitch and Low Chicago, scripted with explicit decks (docs/rules.md "Follow the Bitch").
 
 Each seat's cards are listed in the order it receives them: ``D D U | D U | D U`` (two down
 and one up, then down-up twice). With ``button=0`` and three players the passes go seat 1,

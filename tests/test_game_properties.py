@@ -2,8 +2,8 @@
 
 Each step draws one action among those the engine offers (fold if ``can_fold()``, check/call if
 ``can_check_or_call()``, any size in ``raise_to_amounts()``). Stacks are random and often short, so
-all-ins and side pots happen. After every step the invariants of RULES.md "Common to every
-game" and the contract must hold; at the end the payoffs must conserve chips.
+all-ins and side pots happen. After every step the invariants of docs/rules.md "Common rules"
+must hold; at the end the payoffs must conserve chips.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Scripted Soko hands with explicit decks (RULES.md "Soko (Canadian stud)" and "Common").
+"""Scripted Soko hands with explicit decks (docs/rules.md "Soko (Canadian stud)" and "Common rules").
 
 Every deck is built with ``helpers.deal``: each seat's cards in the order that seat receives
 them (Soko: one down, one up, then three more up). With ``button=0`` and three players the
@@ -383,7 +383,7 @@ def test_showdown_canadian_hand_beats_pair_and_payoffs_sum_to_zero():
 
 
 def test_bring_in_passes_on_from_a_seat_all_in_from_the_ante():
-    # RULES.md: a named first actor who is all-in is replaced by the first seat after them
+    # docs/rules.md: a named first actor who is all-in is replaced by the first seat after them
     # clockwise who can act; docs/rules.md: that seat takes over the bring-in duty.
     # Button 0, so seat 1 is dealt first: Kd down, then seat 2 Qd, seat 0 Jd; up: 2c, 9h, Th.
     g = Game("soko", 3, stacks=(100, 1, 100), button=0, deck="Kd Qd Jd 2c 9h Th", seed=0)

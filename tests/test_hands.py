@@ -1,4 +1,4 @@
-"""Hand values (envs/engine/hands.py) against the contract and ../shared/RULES.md.
+"""Hand values (envs/engine/hands.py) against docs/rules.md.
 
 (a) scripted hands with explicit cards at every category boundary, Canadian hands, wild cards,
     showing hands, readable strings, bad input;
@@ -129,7 +129,7 @@ def test_canadian_boundaries_strictly_increasing():
 
 
 def test_category_enum_order_matches_rules():
-    # RULES.md, best first: straight flush, quads, full house, flush, straight, trips, two pair,
+    # docs/rules.md, best first: straight flush, quads, full house, flush, straight, trips, two pair,
     # four-flush, four-straight, one pair, high card (five of a kind above all with wilds).
     order = [C.HIGH_CARD, C.ONE_PAIR, C.FOUR_STRAIGHT, C.FOUR_FLUSH, C.TWO_PAIR,
              C.THREE_OF_A_KIND, C.STRAIGHT, C.FLUSH, C.FULL_HOUSE, C.FOUR_OF_A_KIND,
@@ -330,7 +330,7 @@ def test_five_of_a_kind_beats_a_royal_flush():
 
 
 def test_wild_in_a_flush_is_the_best_absent_card():
-    # A-wild-9-5-2 of hearts = A-K-9-5-2 flush (RULES.md, Follow the Bitch)
+    # A-wild-9-5-2 of hearts = A-K-9-5-2 flush (docs/rules.md, Follow the Bitch)
     value = ev("Ah Jc 9h 5h 2h", wild_ranks=("J",))
     assert value.category == C.FLUSH
     assert value.ranks == ("A", "K", "9", "5", "2")

@@ -2,7 +2,7 @@
 
 A :class:`Card` is an ``int`` from 0 to 51, ``rank_index * 4 + suit_index``, so cards sort by
 rank, then suit, and pack into numpy arrays as they are. Ranks run ``2..A`` (index 0..12);
-suits run clubs, diamonds, hearts, spades (index 0..3), the order RULES.md uses to break
+suits run clubs, diamonds, hearts, spades (index 0..3), the order docs/rules.md uses to break
 bring-in ties (spades highest).
 
 >>> parse_cards("Ah Kd 7c")

@@ -278,7 +278,7 @@ NO_LOW_CHICAGO = 13
 
 
 def deal_order(button: int, num_players: int) -> tuple[int, ...]:
-    """Seats clockwise from the dealer's left (RULES.md "Common"): the order each pass of cards
+    """Seats clockwise from the dealer's left (docs/rules.md "Seats and dealing"): the order each pass of cards
     is dealt in, and the order of every tie-break (first to act, odd chips).
 
     >>> deal_order(2, 4)
@@ -291,7 +291,7 @@ def deal_sequence(rules: Rules, seats, *, held=None, street: int | None = None
                   ) -> list[tuple[int, bool, int]]:
     """``(seat, face_up, street)`` for every card still to come to ``seats`` (already in deal
     order, see :func:`deal_order`), in the order the engine deals them: street by street, pass
-    by pass, one card to each seat per pass (RULES.md "Common"), assuming nobody folds.
+    by pass, one card to each seat per pass (docs/rules.md "Seats and dealing"), assuming nobody folds.
     ``held[seat]``: cards the seat holds already (default none): its first ``held[seat]``
     cards of the schedule are left out. ``street``: that street's cards only.
 
@@ -311,7 +311,7 @@ def deal_sequence(rules: Rules, seats, *, held=None, street: int | None = None
 
 
 def next_wild_rank(wild, pending, rank):
-    """Follow the queen (RULES.md "Follow the Bitch"): the followed wild rank index and whether
+    """Follow the queen (docs/rules.md "Wild cards, step by step"): the followed wild rank index and whether
     a queen waits for its follower, after a face-up card of rank index ``rank`` is dealt.
 
     A queen ends the wild rank at once (``NO_WILD``) and the next face-up card names the new
@@ -351,7 +351,7 @@ def rules_evaluator(rules: Rules, wild_ranks: tuple[str, ...] = ()):
 
 
 def low_chicago_key(card):
-    """Low Chicago order of a face-down card (RULES.md "Low Chicago"): the ace is the lowest
+    """Low Chicago order of a face-down card (docs/rules.md "Low Chicago"): the ace is the lowest
     spade, so As 0, 2s 1, ..., Ks 12; any other card ``NO_LOW_CHICAGO``. The lowest key among
     the contenders' face-down cards takes the Chicago half. Works elementwise on NumPy arrays.
 
