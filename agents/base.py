@@ -102,7 +102,7 @@ def game_from_view(view: PlayerView) -> Game:
     seen = {int(c) for c in view.hole_cards}
     for up in view.up_cards:
         seen.update(int(c) for c in up)
-    stand_ins = iter(c for c in range(52) if c not in seen)
+    stand_ins = iter(int(c) for c in view.rules.deck if int(c) not in seen)
     deck = []
     for event in view.log:
         if event.kind == "deal":

@@ -109,10 +109,11 @@ class _Runner:
         stories: list[tuple[int, str]] = []
         for g in range(g0, g1):
             rng = np.random.default_rng(np.random.SeedSequence(self.seed, spawn_key=(match.key, g)))
+            cards = self.rules.deck  # in index order: for the 52-card deck, card i is i
             if self.duplicate:
-                decks = [rng.permutation(52).tolist()] * n
+                decks = [[cards[i] for i in rng.permutation(len(cards)).tolist()]] * n
             else:
-                decks = [rng.permutation(52).tolist() for _ in range(n)]
+                decks = [[cards[i] for i in rng.permutation(len(cards)).tolist()] for _ in range(n)]
             # Duplicate: an agent draws the same random stream in every seating of a deal
             # (common random numbers); no duplicate: a fresh stream for every hand.
             agent_seeds = rng.integers(0, 2 ** 63, size=(n, n))
