@@ -47,6 +47,11 @@ class Agent(ABC):
     """
 
     name: str = "agent"
+    randomises: bool = False
+    """True when :meth:`act` draws from :meth:`policy` (a known distribution that is not a
+    one-hot): the luck correction (``arena/luck.py``) uses only such agents' policies, to take
+    their coin flips out of results. A deterministic agent may still give its policy (a
+    one-hot), for exact best responses (``arena/exact.py``)."""
 
     def __init__(self) -> None:
         self._seed: int | np.random.SeedSequence | None = 0

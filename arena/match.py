@@ -144,9 +144,13 @@ class _Runner:
 
 
 def _known_policy(agent):
-    """``agent.policy`` when its class defines one (``Agent.policy`` says "not known")."""
+    """``agent.policy`` when the agent draws its actions from it (``Agent.randomises``) and its
+    class defines one (``Agent.policy`` says "not known"); deterministic agents' one-hot
+    policies would only add zero terms and cost time."""
     method = getattr(type(agent), "policy", None)
-    return None if method is None or method is Agent.policy else agent.policy
+    if method is None or method is Agent.policy or not getattr(agent, "randomises", False):
+        return None
+    return agent.policy
 
 
 def _history(match: _Match, game: Game, group: int, rotation: int, hand: int, duplicate: bool) -> str:
