@@ -47,6 +47,11 @@ class Agent(ABC):
     """
 
     name: str = "agent"
+    randomises: bool = False
+    """True when :meth:`act` draws from :meth:`policy` (a known distribution that is not a
+    one-hot): the luck correction (``arena/luck.py``) uses only such agents' policies, to take
+    their coin flips out of results. A deterministic agent may still give its policy (a
+    one-hot), for exact best responses (``arena/exact.py``)."""
 
     def __init__(self) -> None:
         self._seed: int | np.random.SeedSequence | None = 0
@@ -102,7 +107,7 @@ def game_from_view(view: PlayerView) -> Game:
     seen = {int(c) for c in view.hole_cards}
     for up in view.up_cards:
         seen.update(int(c) for c in up)
-    stand_ins = iter(c for c in range(52) if c not in seen)
+    stand_ins = iter(int(c) for c in view.rules.deck if int(c) not in seen)
     deck = []
     for event in view.log:
         if event.kind == "deal":

@@ -37,7 +37,7 @@ from agents.heuristic import pick_bet
 from envs.engine.cards import RANKS, Card
 from envs.engine.game import PlayerView
 from envs.engine.hands import evaluate, evaluate_batch
-from envs.engine.rules import (NO_LOW_CHICAGO, NO_WILD, QUEEN, Rules, deal_order, deal_sequence,
+from envs.engine.rules import (NO_LOW_CHICAGO, NO_WILD, QUEEN, Rules, deal_order, deal_sequence, deck_mask,
                                hand_options, low_chicago_key, next_wild_rank, wild_ranks)
 
 __all__ = ["equity", "EquityAgent", "warm_up"]
@@ -130,7 +130,7 @@ def equity(view: PlayerView, samples: int, rng: np.random.Generator) -> float:
             hidden_counts[event.seat] += 1
     layout = _deal_layout(rules, n, view.button, view.street, active, me, tuple(hidden_counts))
 
-    seen = np.zeros(52, dtype=bool)
+    seen = ~deck_mask(rules)  # cards outside a short deck are never dealt
     known = [int(c) for c in view.hole_cards]
     for s in active:
         known.extend(int(c) for c in view.up_cards[s])

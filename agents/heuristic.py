@@ -47,6 +47,8 @@ class RandomAgent(Agent):
     """Uniform over the legal action ids (``envs.actions.random_action``, which the training
     env's built-in ``"random"`` opponent plays too)."""
 
+    randomises = True
+
     def act(self, view: PlayerView, action_mask: np.ndarray) -> int:
         return random_action(action_mask, self.rng)
 
@@ -62,12 +64,26 @@ class CallAgent(Agent):
     def act(self, view: PlayerView, action_mask: np.ndarray) -> int:
         return CHECK_CALL
 
+    def policy(self, view: PlayerView, action_mask: np.ndarray) -> np.ndarray:
+        """A one-hot on :meth:`act`'s choice (for exact best responses)."""
+        return _one_hot(self.act(view, action_mask), action_mask)
+
 
 class RaiseAgent(Agent):
     """Maniac: bets or raises (smallest size) whenever it may, else checks or calls."""
 
     def act(self, view: PlayerView, action_mask: np.ndarray) -> int:
         return FIRST_BET if len(action_mask) > FIRST_BET and action_mask[FIRST_BET] else CHECK_CALL
+
+    def policy(self, view: PlayerView, action_mask: np.ndarray) -> np.ndarray:
+        """A one-hot on :meth:`act`'s choice (for exact best responses)."""
+        return _one_hot(self.act(view, action_mask), action_mask)
+
+
+def _one_hot(action: int, action_mask: np.ndarray) -> np.ndarray:
+    out = np.zeros(len(action_mask))
+    out[action] = 1.0
+    return out
 
 
 def pick_bet(action_mask: np.ndarray, *, large: bool = False) -> int | None:
@@ -201,3 +217,7 @@ class TagAgent(Agent):
         if tier == 2 or not action_mask[FOLD]:
             return CHECK_CALL  # check, call, or post the forced bring-in
         return FOLD
+
+    def policy(self, view: PlayerView, action_mask: np.ndarray) -> np.ndarray:
+        """A one-hot on :meth:`act`'s choice (for exact best responses)."""
+        return _one_hot(self.act(view, action_mask), action_mask)

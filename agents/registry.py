@@ -9,6 +9,8 @@ spec                           agent
 ``tag``                        tight-aggressive rules on made hands and draws
 ``equity:samples=300``         Monte-Carlo equity vs pot odds (``raise_edge``, ``call_margin``)
 ``ppo:PATH``                   a MaskablePPO checkpoint (``ppo:PATH,deterministic=false``)
+``cfr:PATH``                   a CFR+ average strategy saved by ``arena/exact.py`` (soko_mini)
+``br:PATH``                    an exact best response saved by ``python -m arena.exploit``
 =============================  ==============================================================
 
 The options of an agent are the keyword arguments of its class, with their defaults; a
@@ -32,7 +34,7 @@ in one line before any hand is dealt.
 >>> make_agent("tight")
 Traceback (most recent call last):
 ...
-ValueError: unknown agent 'tight'; valid agents: random, call, raise, tag, equity, ppo (e.g. random, call, raise, tag, equity:samples=300, ppo:runs/<run>/final_model.zip)
+ValueError: unknown agent 'tight'; valid agents: random, call, raise, tag, equity, ppo, cfr, br (e.g. random, call, raise, tag, equity:samples=300, ppo:runs/<run>/final_model.zip)
 >>> make_agent("equity:sample=5")
 Traceback (most recent call last):
 ...
@@ -66,6 +68,20 @@ def _ppo_signature(*, path: str = "", deterministic: bool = True) -> None:
     """The options of ``ppo:``; kept here so parsing a spec never imports torch."""
 
 
+def _cfr_factory(**options) -> Agent:
+    from agents.table import CFRAgent
+    return CFRAgent(**options)
+
+
+def _br_factory(**options) -> Agent:
+    from agents.table import BestResponseAgent
+    return BestResponseAgent(**options)
+
+
+def _table_signature(*, path: str = "") -> None:
+    """The options of ``cfr:`` and ``br:``: the strategy file (``agents/table.py``)."""
+
+
 # name -> (factory, signature source, positional option, one-line description)
 AGENTS: dict[str, tuple[Callable[..., Agent], Callable, str | None, str]] = {
     "random": (RandomAgent, RandomAgent, None, "uniform over the legal actions"),
@@ -74,6 +90,9 @@ AGENTS: dict[str, tuple[Callable[..., Agent], Callable, str | None, str]] = {
     "tag": (TagAgent, TagAgent, None, "tight-aggressive rules on made hands and draws"),
     "equity": (EquityAgent, EquityAgent, None, "Monte-Carlo equity against pot odds"),
     "ppo": (_ppo_factory, _ppo_signature, "path", "a MaskablePPO checkpoint"),
+    "cfr": (_cfr_factory, _table_signature, "path", "a CFR+ average strategy (arena/exact.py, soko_mini)"),
+    "br": (_br_factory, _table_signature, "path",
+           "an exact best response (python -m arena.exploit --method exact writes it)"),
 }
 _EXAMPLES = "random, call, raise, tag, equity:samples=300, ppo:runs/<run>/final_model.zip"
 
@@ -270,6 +289,18 @@ def check_spec(spec: str, rules=None) -> None:
                         f"{actions} actions; this tournament plays {_rules_label(rules)}, {want_actions}")
                 raise ValueError(f"agent {spec.strip()!r}: {path} was trained for "
                                  f"{_trained_for(path, obs_size)}, {what}")
+    elif name in ("cfr", "br"):
+        from agents.table import load_table
+
+        try:
+            meta, _ = load_table(options["path"])
+        except ValueError as exc:
+            raise ValueError(f"agent {spec.strip()!r}: {exc}") from None
+        from envs.engine.rules import get_rules
+
+        if rules is not None and get_rules(meta["game"], **meta["rules"]) != rules:
+            raise ValueError(f"agent {spec.strip()!r}: {options['path']} plays {meta['game']} "
+                             f"{meta['rules'] or ''}; this tournament plays {_rules_label(rules)}".replace("  ", " "))
     else:
         options.pop("name", None)
         if options:

@@ -123,6 +123,10 @@ def actor_of(policy) -> NumpyActor | TorchActor:
 class PPOAgent(Agent):
     """A trained MaskablePPO policy; from a file it is loaded lazily (on first use) on the CPU."""
 
+    # The luck correction has always used this agent's policy (a one-hot when deterministic,
+    # whose decision terms are zero); kept so its tournament numbers stay the same.
+    randomises = True
+
     def __init__(self, *, path: str = "", deterministic: bool = True) -> None:
         super().__init__()
         if not path:

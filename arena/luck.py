@@ -67,7 +67,7 @@ from envs.actions import CHECK_CALL, FIRST_BET, FOLD, action_mask
 from envs.engine.cards import DECK
 from envs.engine.game import ACTION_KINDS, BET_KINDS, Game
 from envs.engine.hands import evaluate_batch
-from envs.engine.rules import (NO_LOW_CHICAGO, NO_WILD, QUEEN, Rules, deal_order, deal_sequence,
+from envs.engine.rules import (NO_LOW_CHICAGO, NO_WILD, QUEEN, Rules, deal_order, deal_sequence, deck_mask,
                                hand_options, low_chicago_key, next_wild_rank, rules_evaluator,
                                wild_ranks)
 
@@ -107,7 +107,7 @@ def chance_nodes(game) -> list[ChanceNode]:
     up = [[] for _ in range(n)]
     folded = [False] * n
     total = [0] * n
-    dealt = np.zeros(52, dtype=bool)
+    dealt = ~deck_mask(game.rules)  # cards outside a short deck count as dealt: never candidates
     wild, pending, street = NO_WILD, False, -1
     order = deal_order(game.button, n)
     nodes = []

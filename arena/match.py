@@ -108,10 +108,11 @@ class _Runner:
         stories: list[tuple[int, str]] = []
         for g in range(g0, g1):
             rng = np.random.default_rng(np.random.SeedSequence(self.seed, spawn_key=(match.key, g)))
+            cards = self.rules.deck  # in index order: for the 52-card deck, card i is i
             if self.duplicate:
-                decks = [rng.permutation(52).tolist()] * n
+                decks = [[cards[i] for i in rng.permutation(len(cards)).tolist()]] * n
             else:
-                decks = [rng.permutation(52).tolist() for _ in range(n)]
+                decks = [[cards[i] for i in rng.permutation(len(cards)).tolist()] for _ in range(n)]
             # Duplicate: an agent draws the same random stream in every seating of a deal
             # (common random numbers); no duplicate: a fresh stream for every hand.
             agent_seeds = rng.integers(0, 2 ** 63, size=(n, n))
@@ -142,9 +143,13 @@ class _Runner:
 
 
 def _known_policy(agent):
-    """``agent.policy`` when its class defines one (``Agent.policy`` says "not known")."""
+    """``agent.policy`` when the agent draws its actions from it (``Agent.randomises``) and its
+    class defines one (``Agent.policy`` says "not known"); deterministic agents' one-hot
+    policies would only add zero terms and cost time."""
     method = getattr(type(agent), "policy", None)
-    return None if method is None or method is Agent.policy else agent.policy
+    if method is None or method is Agent.policy or not getattr(agent, "randomises", False):
+        return None
+    return agent.policy
 
 
 def _history(match: _Match, game: Game, group: int, rotation: int, hand: int, duplicate: bool) -> str:

@@ -79,7 +79,7 @@ from envs.observation import ObservationEncoder
 from envs.stud_env import check_env_args, keyword_names, make_rules, new_game, normalize_stacks, render_text
 
 GAMES = {
-    "soko": ("soko", "soko_nordic"),
+    "soko": ("soko", "soko_nordic", "soko_mini"),
     "follow_the_bitch": ("follow_the_bitch", "follow_the_bitch_low_chicago"),
 }
 VOLUNTARY = BET_KINDS | {"call"}  # chips put in by choice (VPIP counts them on the first round)

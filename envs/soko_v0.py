@@ -19,7 +19,7 @@ class raw_env(StudEnv):  # noqa: N801 (PettingZoo's name for the unwrapped env)
     """Soko without PettingZoo's wrappers: illegal actions raise ValueError."""
 
     game_name = "soko"
-    presets = ("soko", "soko_nordic")
+    presets = ("soko", "soko_nordic", "soko_mini")
     metadata = {**StudEnv.metadata, "name": "soko_v0"}
 
 

@@ -111,7 +111,7 @@ def test_a_run_folder_plays_its_final_model(runs):
     (["--rule", "betting=foo"], "soko: betting must be 'fixed_limit', 'spread_limit', 'pot_limit' or 'no_limit', not 'foo'"),
     (["--rule", "low_chicago=maybe"], "--rule low_chicago= takes true or false, not 'maybe'"),
     (["--rule", "spread_sizes=a,b"], "--rule spread_sizes= takes numbers separated by commas, not 'a,b'"),
-    (["--agents", "tag", "tight"], "unknown agent 'tight'; valid agents: random, call, raise, tag, equity, ppo "
+    (["--agents", "tag", "tight"], "unknown agent 'tight'; valid agents: random, call, raise, tag, equity, ppo, cfr, br "
                                    "(e.g. random, call, raise, tag, equity:samples=300, ppo:runs/<run>/final_model.zip)"),
     (["--agents", "tag:name=x", "call:name=x"], "agents 'tag:name=x' and 'call:name=x' are both named 'x'; "
                                                 "give them different name=..."),

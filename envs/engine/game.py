@@ -484,14 +484,22 @@ class Game:
     # Internals: flow of the hand
 
     def _build_deck(self, deck, seed) -> list[Card]:
+        full = self.rules.deck
         given = parse_cards(deck) if deck is not None else ()
-        if len(given) == 52:
+        if len(full) != 52:
+            outside = [str(c) for c in given if c.rank not in self.rules.deck_ranks]
+            if outside:
+                raise ValueError(f"card(s) {' '.join(outside)} are not in the {self.rules.name} deck "
+                                 f"(ranks {self.rules.deck_ranks})")
+        if len(given) == len(full):
             return list(given)  # the whole order is given: nothing to shuffle
         rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
         if not given:
-            return rng.permutation(_DECK_OBJECTS).tolist()
+            if len(full) == 52:
+                return rng.permutation(_DECK_OBJECTS).tolist()
+            return [full[i] for i in rng.permutation(len(full)).tolist()]
         taken = set(given)
-        rest = [c for c in DECK if c not in taken]
+        rest = [c for c in full if c not in taken]
         return list(given) + [rest[i] for i in rng.permutation(len(rest)).tolist()]
 
     def _put_in(self, p: int, amount: int) -> int:

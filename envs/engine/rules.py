@@ -19,7 +19,7 @@ from enum import StrEnum
 
 import numpy as np
 
-from envs.engine.cards import RANKS
+from envs.engine.cards import DECK, RANKS, Card
 from envs.engine.hands import evaluator
 
 
@@ -117,6 +117,8 @@ class Rules:
     spread_sizes: tuple[float, ...] = (1.0, 1.5, 2.0)
     pot_fractions: tuple[float, ...] = (0.5, 1.0)
     starting_stack: int = 0  # 0 means 100 big bets (see ``stack``)
+    # The deck: four suits of each of these ranks (a short deck for exactly solvable games).
+    deck_ranks: str = RANKS
 
     def __post_init__(self) -> None:
         def bad(sentence: str) -> ValueError:
@@ -156,9 +158,20 @@ class Rules:
         if not 2 <= self.min_players <= self.max_players:
             raise bad(f"min_players ({self.min_players}) must be at least 2 and at most "
                       f"max_players ({self.max_players})")
-        if self.max_players * self.cards_per_player > 52:
+        if not isinstance(self.deck_ranks, str) or not self.deck_ranks:
+            raise bad(f"deck_ranks must be a string of ranks from {RANKS}, not {self.deck_ranks!r}")
+        unknown = sorted(set(self.deck_ranks) - set(RANKS))
+        if unknown:
+            raise bad(f"deck_ranks {self.deck_ranks!r} has unknown rank(s) {''.join(unknown)}; "
+                      f"ranks are {RANKS}")
+        if len(set(self.deck_ranks)) != len(self.deck_ranks):
+            raise bad(f"deck_ranks {self.deck_ranks!r} repeats a rank")
+        # One spelling per deck (ranks low to high), so equal decks make equal rules.
+        object.__setattr__(self, "deck_ranks", "".join(r for r in RANKS if r in self.deck_ranks))
+        deck_size = 4 * len(self.deck_ranks)
+        if self.max_players * self.cards_per_player > deck_size:
             raise bad(f"{self.max_players} players x {self.cards_per_player} cards needs more than "
-                      "one 52-card deck; lower max_players")
+                      f"the {deck_size}-card deck; lower max_players or add deck_ranks")
         if not self.spread_sizes or any(not 1.0 <= s <= 2.0 for s in self.spread_sizes):
             raise bad(f"spread_sizes are multiples of the round's bet from 1.0 to 2.0, not {self.spread_sizes}")
         if not self.pot_fractions or any(not 0 < f <= 1.0 for f in self.pot_fractions):
@@ -175,6 +188,11 @@ class Rules:
     @property
     def cards_per_player(self) -> int:
         return sum(len(s.cards) for s in self.streets)
+
+    @property
+    def deck(self) -> tuple[Card, ...]:
+        """The cards of the deck in index order: every suit of each of ``deck_ranks``."""
+        return deck_cards(self.deck_ranks)
 
     @property
     def stack(self) -> int:
@@ -250,6 +268,18 @@ RULES: dict[str, Rules] = {
 """The presets, keyed by name."""
 
 
+_SOKO_MINI = dataclasses.replace(
+    _SOKO,
+    name="soko_mini",
+    # Heads-up on 12 cards, 1 down + 1 up then 1 up: small enough to solve exactly (arena/exact.py).
+    streets=(Street((DOWN, UP), BetSize.SMALL), Street((UP,), BetSize.BIG)),
+    max_players=2,
+    open_pair_doubles=False,  # round 2 is played at the big bet anyway
+    deck_ranks="QKA",
+)
+RULES["soko_mini"] = _SOKO_MINI
+
+
 def get_rules(rules: Rules | str, **overrides) -> Rules:
     """A preset by name (or a Rules value) with field overrides; clear errors for unknown names."""
     if isinstance(rules, str):
@@ -275,6 +305,27 @@ SPADE = 3
 """The suit index of spades (clubs 0, diamonds 1, hearts 2, spades 3)."""
 NO_LOW_CHICAGO = 13
 """The Low Chicago key of a card that cannot win it (not a spade): above every spade's key."""
+
+
+def deck_cards(deck_ranks: str = RANKS) -> tuple[Card, ...]:
+    """The cards of a deck of ``deck_ranks`` (every suit), in index order (docs/rules.md "Deck").
+
+    >>> deck_cards("KA")
+    (Kc, Kd, Kh, Ks, Ac, Ad, Ah, As)
+    """
+    return _DECKS.get(deck_ranks) or _DECKS.setdefault(
+        deck_ranks, tuple(c for c in DECK if c.rank in deck_ranks))
+
+
+_DECKS: dict[str, tuple[Card, ...]] = {RANKS: DECK}
+
+
+def deck_mask(rules: Rules) -> np.ndarray:
+    """bool (52,): True for the cards in ``rules``' deck (card-indexed arrays use it to leave the
+    others out: they are never dealt)."""
+    mask = np.zeros(52, dtype=bool)
+    mask[list(rules.deck)] = True
+    return mask
 
 
 def deal_order(button: int, num_players: int) -> tuple[int, ...]:

@@ -1,0 +1,151 @@
+"""Strategy tables: agents that play a stored strategy of a small heads-up stud game.
+
+``arena/exact.py`` solves games small enough to enumerate (preset ``soko_mini``) and saves
+strategies in this format; ``cfr:PATH`` (a CFR+ average strategy) and ``br:PATH`` (a best
+response, one action per information set) load them.
+
+**Format** (one ``.npz``). ``meta``: JSON with the rules (``game`` preset name and
+``rules``, the fields changed from it), ``seqs`` (every betting node as its list of action ids from the start of the
+hand), ``legal`` (the legal action ids at each node), ``round`` (0 or 1) and ``kind``
+(``"probabilities"`` or ``"actions"``). Per node ``i`` an array ``n{i}`` indexed by
+``[public cards, own face-down card]``: ``(.., .., len(legal))`` probabilities, or the index of
+the chosen action in ``legal`` (int8, -1 where the table says nothing).
+
+**Indices.** Cards are local indices ``0 .. 4 * len(deck_ranks) - 1`` (the deck in card order).
+The public cards of round 0 are the up cards ``(u0, u1)`` of seats 0 and 1, of round 1
+``(u0, u1, v0, v1)``, with the button on seat 0; their index is the tuple's rank among all
+ordered tuples of distinct cards in lexicographic order (:func:`tuple_index`). A table is for
+the button on seat 0, and plays any button by relabelling the seats (the game only depends on
+seats through the button).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+from agents.base import Agent
+from envs.actions import CHECK_CALL, FIRST_BET, FOLD
+from envs.engine.events import BET_KINDS, EventKind
+from envs.engine.game import PlayerView
+from envs.engine.rules import Rules, get_rules
+
+__all__ = ["TableAgent", "tuple_index", "action_ids", "load_table", "CFRAgent", "BestResponseAgent"]
+
+
+def tuple_index(cards, deck_size: int) -> int:
+    """The lexicographic rank of an ordered tuple of distinct local card indices among all such
+    tuples of its length.
+
+    >>> tuple_index((0, 1), 4), tuple_index((0, 2), 4), tuple_index((1, 0), 4), tuple_index((3, 2), 4)
+    (0, 1, 3, 11)
+    """
+    index = 0
+    m = len(cards)
+    for i, c in enumerate(cards):
+        below = c - sum(1 for d in cards[:i] if d < c)
+        ways = 1
+        for j in range(i + 1, m):
+            ways *= deck_size - j
+        index += below * ways
+    return index
+
+
+def action_ids(log) -> tuple[int, ...]:
+    """The betting so far as action ids (0 fold, 1 check/call/bring-in, 2 complete/bet/raise),
+    valid for fixed limit, where a bet has one size."""
+    out = []
+    for e in log:
+        kind = e.kind
+        if kind == EventKind.FOLD:
+            out.append(FOLD)
+        elif kind in BET_KINDS:
+            out.append(FIRST_BET)
+        elif kind in (EventKind.CHECK, EventKind.CALL, EventKind.BRING_IN):
+            out.append(CHECK_CALL)
+    return tuple(out)
+
+
+def load_table(path: str | Path) -> tuple[dict, list[np.ndarray]]:
+    """(meta, per-node arrays) of a strategy file; a one-line ValueError if it is not one."""
+    path = Path(path)
+    if not path.is_file():
+        raise ValueError(f"no strategy file at {path}")
+    try:
+        with np.load(path) as data:
+            meta = json.loads(str(data["meta"]))
+            arrays = [data[f"n{i}"] for i in range(len(meta["seqs"]))]
+    except (OSError, KeyError, ValueError, json.JSONDecodeError) as exc:
+        raise ValueError(f"{path} is not a strategy table written by arena/exact.py ({exc})") from None
+    return meta, arrays
+
+
+class TableAgent(Agent):
+    """Plays a strategy table (see the module docstring) in whichever seat it sits."""
+
+    def __init__(self, *, path: str = "") -> None:
+        super().__init__()
+        if not path:
+            raise ValueError(f"{type(self).__name__} needs a strategy file: cfr:PATH or br:PATH")
+        self.path = Path(path)
+        meta, self.arrays = load_table(self.path)
+        self.meta = meta
+        self.rules: Rules = get_rules(meta["game"], **meta["rules"])
+        self.deck = [int(c) for c in self.rules.deck]
+        self.local = {c: i for i, c in enumerate(self.deck)}
+        self.node_of = {tuple(s): i for i, s in enumerate(meta["seqs"])}
+        self.legal = [tuple(x) for x in meta["legal"]]
+        self.probabilities = meta["kind"] == "probabilities"
+        self.randomises = self.probabilities
+
+    def _entry(self, view: PlayerView) -> tuple[int, np.ndarray]:
+        if view.rules != self.rules or view.num_players != 2:
+            raise ValueError(f"{self.path} plays heads-up {self.meta['game']} "
+                             f"{self.meta['rules'] or ''}, not {view.rules.name} with {view.num_players}")
+        node = self.node_of.get(action_ids(view.log))
+        if node is None:
+            raise ValueError(f"{self.path} has no betting node {action_ids(view.log)}")
+        b = view.button
+        seats = [(b + k) % 2 for k in range(2)]   # relabelled seat k sits at table seat (b + k) % 2
+        up = [view.up_cards[s] for s in seats]
+        rnd = self.meta["round"][node]
+        public = [self.local[int(up[s][0])] for s in (0, 1)]
+        if rnd == 1:
+            public += [self.local[int(up[s][1])] for s in (0, 1)]
+        pub = tuple_index(public, len(self.deck))
+        hole = self.local[int(view.hole_cards[0])]
+        return node, self.arrays[node][pub, hole]
+
+    def policy(self, view: PlayerView, action_mask: np.ndarray) -> np.ndarray:
+        node, entry = self._entry(view)
+        out = np.zeros(len(action_mask))
+        legal = self.legal[node]
+        if self.probabilities:
+            probs = np.asarray(entry, dtype=np.float64)
+            total = probs.sum()
+            probs = probs / total if total > 0 else np.full(len(legal), 1.0 / len(legal))
+            out[list(legal)] = probs
+        else:
+            out[legal[max(int(entry), 0)]] = 1.0
+        if np.any(out[np.asarray(action_mask) == 0] > 0):
+            raise ValueError(f"{self.path}: the table's actions {legal} at node "
+                             f"{self.meta['seqs'][node]} are not the legal ones {np.flatnonzero(action_mask)}")
+        return out
+
+    def act(self, view: PlayerView, action_mask: np.ndarray) -> int:
+        probs = self.policy(view, action_mask)
+        if not self.probabilities:
+            return int(np.argmax(probs))
+        cumulative = np.cumsum(probs)
+        return int(min(np.searchsorted(cumulative, self.rng.random() * cumulative[-1], side="right"),
+                       len(probs) - 1))
+
+
+class CFRAgent(TableAgent):
+    """``cfr:PATH``: a CFR+ average strategy saved by ``arena/exact.py``."""
+
+
+class BestResponseAgent(TableAgent):
+    """``br:PATH``: a best response saved by ``python -m arena.exploit --method exact``."""
