@@ -14,6 +14,8 @@ array                         meaning
 ``pot`` (N,) i32              chips put in this hand, antes included
 ``payoffs`` (N, P) i32        net chips of the hand that ended at this step (else 0)
 ``dones`` (N,) bool           whether a hand ended at this step
+``observations`` (N, O) f32   with ``observations=True``: the player to act's observation,
+                              the layout and values of ``envs.observation`` (zeros: nobody)
 ============================  ========================================================
 
 With ``auto_reset`` (the default) a finished hand is replaced at once by a new one dealt from
@@ -35,6 +37,7 @@ import numpy as np
 
 from envs.actions import num_actions
 from envs.engine.rules import Betting, BetSize, Order, Rules, get_rules
+from envs.observation import build_layout
 
 from envs import _stud_core
 
@@ -77,7 +80,8 @@ def core_rules(rules: Rules | str) -> _stud_core.CoreRules:
 class BatchedGame:
     """``n`` independent hands of ``rules`` at ``num_players`` seats, stepped together."""
 
-    def __init__(self, rules: Rules | str, num_players: int, n: int, *, auto_reset: bool = True) -> None:
+    def __init__(self, rules: Rules | str, num_players: int, n: int, *, auto_reset: bool = True,
+                 observations: bool = False) -> None:
         self.rules = rules = get_rules(rules)
         if type(num_players) is not int or not rules.min_players <= num_players <= rules.max_players:
             raise ValueError(f"{rules.name} takes {rules.min_players} to {rules.max_players} players, "
@@ -93,6 +97,13 @@ class BatchedGame:
         self.payoffs = np.zeros((n, num_players), dtype=np.int32)
         self.dones = np.zeros(n, dtype=np.bool_)
         self._core.bind(self.current_player, self.action_mask, self.pot, self.payoffs, self.dones)
+        self.layout = None
+        self.observations = None
+        if observations:
+            self.layout = build_layout(rules)
+            self.observations = np.zeros((n, self.layout.size), dtype=np.float32)
+            self._core.bind_observations(self.observations, [(p.name, p.start, p.size) for p in self.layout],
+                                         self.layout.size, rules.max_players, rules.num_streets)
 
     def reset(self, *, seeds=None, decks=None, buttons=None, stacks=None) -> None:
         """Deal a new hand in every slot. ``seeds`` (N ints) seed each slot's stream (used for
@@ -111,6 +122,11 @@ class BatchedGame:
     def raise_to_amounts(self, i: int) -> tuple[int, ...]:
         """The raise-to totals behind ids 2, 3, ... in hand ``i`` (as ``Game.raise_to_amounts``)."""
         return tuple(self._core.raise_to_amounts(i))
+
+    def observe(self, i: int, seat: int) -> np.ndarray:
+        """The observation of ``seat`` in hand ``i`` (needs ``observations=True``): the values
+        ``envs.observation.ObservationEncoder.encode`` gives for the same hand and seat."""
+        return self._core.observe(i, seat)
 
     def state(self, i: int) -> dict:
         """Hand ``i`` as a dict of plain values (cards, stacks, chips in, ...), for tests and logs."""

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace py = pybind11;
@@ -23,6 +24,7 @@ namespace stud {
 constexpr int MAX_PLAYERS = 16;
 constexpr int MAX_CARDS = 7;  // per player: the evaluator ranks at most seven cards
 constexpr int MAX_SIZES = 16;
+constexpr int MAX_STREETS = 7;
 constexpr int ACE = 12;
 constexpr int QUEEN = 10;
 constexpr int NO_WILD = -1;
@@ -264,7 +266,7 @@ struct CoreRules {
     for (const auto& s : streets) cards += (int)s.size();
     if (streets.empty() || (int)street_big.size() != num_streets())
       throw std::invalid_argument("the core needs one bet size per street");
-    if (cards > MAX_CARDS)
+    if (cards > MAX_CARDS || num_streets() > MAX_STREETS)
       throw std::invalid_argument("the core deals at most 7 cards per player");
     if (num_actions - FIRST_BET > MAX_SIZES)
       throw std::invalid_argument("too many bet sizes for the core");
@@ -298,6 +300,11 @@ struct Hand {
   int nsizes = 0;
   int sizes[MAX_SIZES];
   bool fold_ok = false;
+  // The betting history of the observations: per seat and street, bets (completions,
+  // raises) and calls (bring-ins), each counted as 1 / (1 + max_raises) up to 1, in float32
+  // as the reference encoder adds them.
+  float history[MAX_PLAYERS][MAX_STREETS][2];
+  float history_step = 0.25f;
 
   void init(const CoreRules* rules, int num_players, int btn, const int* stack_in, const int8_t* cards) {
     r = rules;
@@ -312,7 +319,9 @@ struct Hand {
       folded[i] = false;
       payoffs[i] = 0;
       acted_level[i] = -1;
+      for (int s = 0; s < MAX_STREETS; ++s) history[i][s][0] = history[i][s][1] = 0.0f;
     }
+    history_step = (float)(1.0 / (1 + rules->max_raises));
     std::copy(cards, cards + 52, deck);
     next_card = 0;
     wild = NO_WILD;
@@ -560,9 +569,15 @@ struct Hand {
     after_action(p);
   }
 
+  void add_history(int p, int kind) {
+    float& h = history[p][street][kind];
+    h = std::min(h + history_step, 1.0f);
+  }
+
   void check_or_call() {
     int p = current;
     if (bring_in_due) {
+      add_history(p, 1);
       put_in(p, r->bring_in_amount - committed[p]);
       bring_in_due = false;
       level = std::max(level, committed[p]);
@@ -572,7 +587,10 @@ struct Hand {
       return;
     }
     int owed = level - committed[p];
-    if (owed > 0) put_in(p, owed);
+    if (owed > 0) {
+      put_in(p, owed);
+      add_history(p, 1);
+    }
     pending &= ~(1u << p);
     acted_level[p] = full_level;
     after_action(p);
@@ -581,6 +599,7 @@ struct Hand {
   void bet_or_raise(int amount) {
     int p = current;
     int min_to = min_raise_to();
+    add_history(p, 0);
     put_in(p, amount - committed[p]);
     if (amount >= min_to) {  // a full bet or raise: it counts for the cap and reopens betting
       ++raises;
@@ -685,6 +704,114 @@ struct Hand {
   }
 };
 
+
+// ---------------------------------------------------------------------------------------------
+// Observations: a port of envs/observation.py. The layout comes from build_layout() (the
+// names, starts and sizes of its pieces); each piece the core knows is written at its start,
+// with the values, scales and float32 rounding of the reference encoder.
+
+enum PieceId {
+  HOLE_CARDS, UP_CARDS, WILD_RANK, QUEENS_WILD_PIECE, WILD_CARDS, CHICAGO_HOLE, CHICAGO_UP, POT,
+  TO_CALL, POT_ODDS, RAISE_TO_AMOUNTS, BET_SIZE, RAISES, STREET, SEATED, TO_ACT, BUTTON, STACK,
+  COMMITTED, TOTAL_COMMITTED, FOLDED, ALL_IN, HISTORY, NUM_PIECES
+};
+static const char* PIECE_NAMES[NUM_PIECES] = {
+  "hole_cards", "up_cards", "wild_rank", "queens_wild", "wild_cards", "chicago_hole", "chicago_up",
+  "pot", "to_call", "pot_odds", "raise_to_amounts", "bet_size", "raises", "street", "seated",
+  "to_act", "button", "stack", "committed", "total_committed", "folded", "all_in", "history"};
+
+struct ObsLayout {
+  int size = 0, max_players = 0, rounds = 0;
+  int start[NUM_PIECES];
+  ObsLayout() { std::fill(start, start + NUM_PIECES, -1); }
+};
+
+// observation.chip_scales, as float32 factors.
+struct Scales { float pot, seat, table, big_bet, count; };
+
+static Scales chip_scales(const CoreRules& r, const int* stacks, int n) {
+  long most = 0, sum = 0;
+  for (int i = 0; i < n; ++i) { most = std::max<long>(most, stacks[i]); sum += stacks[i]; }
+  if (r.is_limit()) {
+    long per_round = (long)(1 + r.max_raises) * r.big_bet * (r.betting == SPREAD_LIMIT ? 2 : 1);
+    most = std::min(most, (long)r.ante + r.num_streets() * per_round);
+  }
+  long seat = std::max(most, 1L);
+  return {(float)(1.0 / (double)std::min((long)n * seat, sum)), (float)(1.0 / (double)seat),
+          (float)(1.0 / (double)sum), (float)(1.0 / (double)r.big_bet), (float)(1.0 / (double)(1 + r.max_raises))};
+}
+
+static inline float scaled(long value, float scale) { return std::min((float)value * scale, 1.0f); }
+
+// ObservationEncoder.encode(game, seat) into out[0:layout.size].
+static void encode(const Hand& h, int o, const ObsLayout& L, float* out) {
+  const CoreRules& r = *h.r;
+  std::fill(out, out + L.size, 0.0f);
+  const int n = h.n;
+  const Scales sc = chip_scales(r, h.start, n);
+  const int* at = L.start;
+  const bool me = h.current == o;
+  auto seat_of = [&](int rel) { return (o + rel) % n; };
+  if (at[HOLE_CARDS] >= 0)
+    for (int j = 0; j < h.nhole[o]; ++j) out[at[HOLE_CARDS] + h.hole[o][j]] = 1.0f;
+  if (at[UP_CARDS] >= 0)
+    for (int rel = 0; rel < n; ++rel) {
+      int q = seat_of(rel);
+      for (int j = 0; j < h.nup[q]; ++j) out[at[UP_CARDS] + rel * 52 + h.up[q][j]] = 1.0f;
+    }
+  if (at[WILD_RANK] >= 0) out[at[WILD_RANK] + (h.wild != NO_WILD ? h.wild : 13)] = 1.0f;
+  if (at[QUEENS_WILD_PIECE] >= 0) out[at[QUEENS_WILD_PIECE]] = r.queens_wild ? 1.0f : 0.0f;
+  if (at[WILD_CARDS] >= 0) {
+    int ranks[2], nr = 0;
+    if (h.wild != NO_WILD) ranks[nr++] = h.wild;
+    if (r.queens_wild) ranks[nr++] = QUEEN;
+    for (int i = 0; i < nr; ++i) {
+      for (int q = 0; q < n; ++q)
+        for (int j = 0; j < h.nup[q]; ++j)
+          if (h.up[q][j] >> 2 == ranks[i]) out[at[WILD_CARDS] + h.up[q][j]] = 1.0f;
+      for (int j = 0; j < h.nhole[o]; ++j)
+        if (h.hole[o][j] >> 2 == ranks[i]) out[at[WILD_CARDS] + h.hole[o][j]] = 1.0f;
+    }
+  }
+  if (at[CHICAGO_HOLE] >= 0) {
+    int key = NO_LOW_CHICAGO;
+    for (int j = 0; j < h.nhole[o]; ++j)
+      if ((h.hole[o][j] & 3) == 3) key = std::min(key, ((h.hole[o][j] >> 2) + 1) % 13);
+    out[at[CHICAGO_HOLE] + key] = 1.0f;
+  }
+  if (at[CHICAGO_UP] >= 0)
+    for (int q = 0; q < n; ++q)
+      for (int j = 0; j < h.nup[q]; ++j)
+        if ((h.up[q][j] & 3) == 3) out[at[CHICAGO_UP] + ((h.up[q][j] >> 2) + 1) % 13] = 1.0f;
+  const int pot = h.pot();
+  if (at[POT] >= 0) out[at[POT]] = scaled(pot, sc.pot);
+  if (me) {
+    int owed = h.to_call();
+    if (at[TO_CALL] >= 0) out[at[TO_CALL]] = scaled(owed, sc.seat);
+    if (at[POT_ODDS] >= 0) out[at[POT_ODDS]] = owed ? std::min((float)((double)owed / (double)(pot + owed)), 1.0f) : 0.0f;
+    if (at[RAISE_TO_AMOUNTS] >= 0)
+      for (int j = 0; j < h.nsizes && j < r.num_actions - FIRST_BET; ++j)
+        out[at[RAISE_TO_AMOUNTS] + j] = scaled(h.sizes[j], sc.seat);
+  }
+  if (at[BET_SIZE] >= 0) out[at[BET_SIZE]] = scaled(h.bet, sc.big_bet);
+  if (at[RAISES] >= 0) out[at[RAISES]] = scaled(h.raises, sc.count);
+  if (at[STREET] >= 0 && h.street < L.rounds) out[at[STREET] + h.street] = 1.0f;
+  for (int rel = 0; rel < n; ++rel) {
+    int q = seat_of(rel);
+    if (at[SEATED] >= 0) out[at[SEATED] + rel] = 1.0f;
+    if (at[TO_ACT] >= 0 && h.current == q) out[at[TO_ACT] + rel] = 1.0f;
+    if (at[BUTTON] >= 0 && h.button == q) out[at[BUTTON] + rel] = 1.0f;
+    if (at[STACK] >= 0) out[at[STACK] + rel] = scaled(h.stacks[q], sc.table);
+    if (at[COMMITTED] >= 0) out[at[COMMITTED] + rel] = scaled(h.committed[q], sc.seat);
+    if (at[TOTAL_COMMITTED] >= 0) out[at[TOTAL_COMMITTED] + rel] = scaled(h.total[q], sc.seat);
+    if (at[FOLDED] >= 0) out[at[FOLDED] + rel] = h.folded[q] ? 1.0f : 0.0f;
+    if (at[ALL_IN] >= 0) out[at[ALL_IN] + rel] = (!h.folded[q] && h.stacks[q] == 0) ? 1.0f : 0.0f;
+    if (at[HISTORY] >= 0)
+      for (int s = 0; s < L.rounds; ++s)
+        for (int k = 0; k < 2; ++k) out[at[HISTORY] + (rel * L.rounds + s) * 2 + k] = h.history[q][s][k];
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Per-slot random decks: splitmix64 seeding a xoshiro256** stream, Fisher-Yates shuffle.
 
@@ -748,6 +875,9 @@ struct Batch {
   int32_t* pot_p = nullptr;
   int32_t* payoffs_p = nullptr;
   uint8_t* dones_p = nullptr;
+  ObsLayout layout;
+  py::array obs_a;
+  float* obs_p = nullptr;
 
   Batch(CoreRules r, int players, int n) : rules(std::move(r)), num_players(players), size(n) {
     rules.check();
@@ -771,8 +901,48 @@ struct Batch {
     current_a = current; mask_a = mask; pot_a = pot; payoffs_a = payoffs; dones_a = dones;
   }
 
+  // The layout's pieces as (name, start, size); obs (N, size) float32 receives the observation
+  // of each hand's player to act (zeros when nobody is).
+  void bind_observations(py::array obs, std::vector<std::tuple<std::string, int, int>> pieces,
+                         int size_, int max_players, int rounds) {
+    ObsLayout L;
+    L.size = size_;
+    L.max_players = max_players;
+    L.rounds = rounds;
+    if (max_players < num_players || rounds != rules.num_streets())
+      throw std::invalid_argument("the layout is not for these rules");
+    for (const auto& [name, start, psize] : pieces) {
+      int id = -1;
+      for (int k = 0; k < NUM_PIECES; ++k)
+        if (name == PIECE_NAMES[k]) id = k;
+      if (id < 0)
+        throw std::invalid_argument("the core does not know observation piece '" + name +
+                                    "': add it to encode() in src/stud_core.cpp");
+      if (start < 0 || start + psize > size_) throw std::invalid_argument("piece out of the layout");
+      L.start[id] = start;
+    }
+    obs_p = data_of<float>(obs, (py::ssize_t)size * size_, "observations (float32, N x layout size)");
+    obs_a = obs;
+    layout = L;
+    for (int i = 0; i < size; ++i) write(i);
+  }
+
+  py::array_t<float> observe(int i, int seat) const {
+    const Hand& h = hand(i);
+    if (!layout.size) throw std::logic_error("bind_observations() first");
+    if (seat < 0 || seat >= h.n) throw std::out_of_range("no such seat");
+    py::array_t<float> out(layout.size);
+    encode(h, seat, layout, out.mutable_data());
+    return out;
+  }
+
   void write(int i) {
     const Hand& h = hands[i];
+    if (obs_p) {
+      float* row = obs_p + (size_t)i * layout.size;
+      if (h.current >= 0) encode(h, h.current, layout, row);
+      else std::fill(row, row + layout.size, 0.0f);
+    }
     if (current_p) current_p[i] = h.current;
     if (pot_p) pot_p[i] = h.pot();
     if (mask_p) {
@@ -954,6 +1124,8 @@ PYBIND11_MODULE(_stud_core, m) {
       .def_readonly("size", &Batch::size)
       .def_readonly("num_players", &Batch::num_players)
       .def("bind", &Batch::bind)
+      .def("bind_observations", &Batch::bind_observations)
+      .def("observe", &Batch::observe)
       .def("reset", &Batch::reset, py::arg("seeds") = py::none(), py::arg("decks") = py::none(),
            py::arg("buttons") = py::none(), py::arg("stacks") = py::none())
       .def("step", &Batch::step)

@@ -19,6 +19,7 @@ from envs.actions import action_mask, apply_action, random_action
 from envs.batched import BatchedGame
 from envs.engine.game import Game
 from envs.engine.rules import RULES, Rules, get_rules
+from envs.observation import ObservationEncoder
 
 
 @dataclass
@@ -59,8 +60,11 @@ def variants() -> list[Rules]:
 
 
 def compare(rules: Rules | str, num_players: int, num_hands: int, seed: int, *,
-            short_stacks: bool = False, max_report: int = 5) -> Report:
-    """Play ``num_hands`` seeded hands on both engines; the mismatches found, described."""
+            short_stacks: bool = False, observations: bool = False, max_report: int = 5) -> Report:
+    """Play ``num_hands`` seeded hands on both engines; the mismatches found, described.
+
+    ``observations``: also compare the observation of the player to act at every step
+    (``envs.observation.ObservationEncoder``) and every seat's at the end of the hand."""
     rules = get_rules(rules)
     rng = np.random.default_rng(seed)
     decks = np.stack([rng.permutation(52) for _ in range(num_hands)])
@@ -72,7 +76,8 @@ def compare(rules: Rules | str, num_players: int, num_hands: int, seed: int, *,
     report = Report(hands=num_hands)
     games = [Game(rules, num_players, stacks=stacks[i].tolist(), button=int(buttons[i]),
                   deck=decks[i].tolist()) for i in range(num_hands)]
-    core = BatchedGame(rules, num_players, num_hands, auto_reset=False)
+    core = BatchedGame(rules, num_players, num_hands, auto_reset=False, observations=observations)
+    encoders = [ObservationEncoder(rules, core.layout) for _ in range(num_hands)] if observations else None
     core.reset(decks=decks, buttons=buttons, stacks=stacks)
     live = list(range(num_hands))
     actions = np.full(num_hands, -1, dtype=np.int64)
@@ -94,6 +99,10 @@ def compare(rules: Rules | str, num_players: int, num_hands: int, seed: int, *,
                     mismatch(i, f"the reference hand is over (payoffs {g.payoffs}), the core's is not")
                 elif tuple(core.payoffs[i].tolist()) != g.payoffs:
                     mismatch(i, f"payoffs {g.payoffs} != core {tuple(core.payoffs[i].tolist())}")
+                elif encoders:
+                    for seat in range(num_players):
+                        _compare_observation(encoders[i].encode(g, seat), core.observe(i, seat), core.layout,
+                                             lambda what: mismatch(i, f"seat {seat} at the end: {what}"))
                 continue
             if core.dones[i]:
                 mismatch(i, "the core's hand is over, the reference's is not")
@@ -112,6 +121,10 @@ def compare(rules: Rules | str, num_players: int, num_hands: int, seed: int, *,
             if g.pot != core.pot[i]:
                 mismatch(i, f"pot {g.pot} != core {core.pot[i]}")
                 continue
+            if encoders and not _compare_observation(encoders[i].encode(g, g.current_player),
+                                                     core.observations[i], core.layout,
+                                                     lambda what: mismatch(i, what)):
+                continue
             action = random_action(mask, rng)
             apply_action(g, action)
             actions[i] = action
@@ -125,14 +138,26 @@ def compare(rules: Rules | str, num_players: int, num_hands: int, seed: int, *,
     return report
 
 
-def sweep(num_hands: int, seed: int, *, variants_list: list[Rules] | None = None) -> Report:
+def _compare_observation(reference: np.ndarray, core: np.ndarray, layout, mismatch) -> bool:
+    """Whether two observations are bit-identical; if not, report the pieces that differ."""
+    if np.array_equal(reference, core):
+        return True
+    pieces = layout.unpack(reference), layout.unpack(core)
+    differ = [f"{name}: {pieces[0][name].tolist()} != core {pieces[1][name].tolist()}"
+              for name in pieces[0] if not np.array_equal(pieces[0][name], pieces[1][name])]
+    mismatch("observation differs in " + "; ".join(differ))
+    return False
+
+
+def sweep(num_hands: int, seed: int, *, variants_list: list[Rules] | None = None,
+          observations: bool = False) -> Report:
     """``compare`` over every variant and player count, with deep and short stacks."""
     total = Report()
     for k, rules in enumerate(variants_list or variants()):
         for players in range(rules.min_players, rules.max_players + 1):
             for short in (False, True):
                 total.add(compare(rules, players, num_hands, seed=seed * 100_003 + k * 101 + players * 2 + short,
-                                  short_stacks=short))
+                                  short_stacks=short, observations=observations))
     return total
 
 

@@ -2,7 +2,8 @@
 
 A sample of ``tests/differential.py``: every preset x player count x betting structure, plus
 each rule option off its preset value, with deep and short stacks; identical player to act,
-mask, raise-to amounts and pot at every step, identical payoffs at the end.
+mask, raise-to amounts, pot and observation (bit for bit, ``envs.observation``) at every
+step, identical payoffs and every seat's observation at the end.
 ``bench/core_differential.py`` runs the same check over a million hands.
 """
 
@@ -17,7 +18,7 @@ from tests.differential import compare, sweep, variants
 
 
 def test_every_variant_and_table_size_matches_the_reference():
-    report = sweep(num_hands=6, seed=2024)
+    report = sweep(num_hands=6, seed=2024, observations=True)
     assert report.hands > 1500 and report.steps > 15_000
     assert not report.mismatches, "\n\n".join(report.mismatches[:3])
 
@@ -87,3 +88,14 @@ def test_an_illegal_action_is_refused_with_the_hand_named():
     actions[1] = 0  # fold is never legal against the forced bring-in
     with pytest.raises(ValueError, match="hand 1"):
         g.step(actions)
+
+
+def test_the_observation_array_holds_the_player_to_acts_view_after_auto_reset():
+    g = BatchedGame("follow_the_bitch_low_chicago", 5, 16, observations=True)
+    g.reset(seeds=range(16))
+    rng = np.random.default_rng(3)
+    for _ in range(60):
+        g.step([rng.choice(np.flatnonzero(row)) for row in g.action_mask])
+        for i in range(16):
+            assert np.array_equal(g.observations[i], g.observe(i, int(g.current_player[i])))
+    assert g.observations.shape == (16, g.layout.size)
