@@ -11,7 +11,8 @@ setup(
             "envs._stud_core",
             ["src/stud_core.cpp"],
             cxx_std=17,
-            extra_compile_args=["-O2"],
+            extra_compile_args=["-O2", "-pthread"],
+            extra_link_args=["-pthread"],  # Batch.step may split the hands over threads
         )
     ],
     cmdclass={"build_ext": build_ext},

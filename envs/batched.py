@@ -78,10 +78,14 @@ def core_rules(rules: Rules | str) -> _stud_core.CoreRules:
 
 
 class BatchedGame:
-    """``n`` independent hands of ``rules`` at ``num_players`` seats, stepped together."""
+    """``n`` independent hands of ``rules`` at ``num_players`` seats, stepped together.
+
+    ``observations``: also write the player to act's observation (``self.observations``);
+    ``threads``: split each step's hands over this many threads (the GIL is released during a
+    step either way, so other Python threads run meanwhile)."""
 
     def __init__(self, rules: Rules | str, num_players: int, n: int, *, auto_reset: bool = True,
-                 observations: bool = False) -> None:
+                 observations: bool = False, threads: int = 1) -> None:
         self.rules = rules = get_rules(rules)
         if type(num_players) is not int or not rules.min_players <= num_players <= rules.max_players:
             raise ValueError(f"{rules.name} takes {rules.min_players} to {rules.max_players} players, "
@@ -91,6 +95,7 @@ class BatchedGame:
         self.num_actions = num_actions(rules)
         self._core = _stud_core.Batch(core_rules(rules), num_players, n)
         self._core.auto_reset = auto_reset
+        self._core.threads = max(1, int(threads))
         self.current_player = np.full(n, -1, dtype=np.int32)
         self.action_mask = np.zeros((n, self.num_actions), dtype=np.int8)
         self.pot = np.zeros(n, dtype=np.int32)

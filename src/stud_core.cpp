@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <tuple>
 #include <vector>
 
@@ -865,6 +866,7 @@ struct Batch {
   CoreRules rules;
   int num_players, size;
   bool auto_reset = true;
+  int threads = 1;
   std::vector<Hand> hands;
   std::vector<Rng> rngs;
   std::vector<int> stacks;  // (size, num_players): each hand's starting stacks
@@ -1020,8 +1022,31 @@ struct Batch {
     const int64_t* a = actions.data();
     int bad = -1;
     {
-      py::gil_scoped_release release;
-      for (int i = 0; i < size; ++i) {
+      py::gil_scoped_release release;  // other Python threads run while the hands are stepped
+      int parts = std::max(1, std::min(threads, size / 64));
+      if (parts == 1) {
+        bad = step_range(a, 0, size);
+      } else {  // the hands are independent: split them over threads, each writing its rows
+        std::vector<int> bads(parts, -1);
+        std::vector<std::thread> pool;
+        for (int t = 1; t < parts; ++t)
+          pool.emplace_back([&, t] { bads[t] = step_range(a, (int)((long)size * t / parts), (int)((long)size * (t + 1) / parts)); });
+        bads[0] = step_range(a, 0, (int)(size / parts));
+        for (auto& th : pool) th.join();
+        for (int b : bads)
+          if (b >= 0) { bad = b; break; }
+      }
+    }
+    if (bad >= 0)
+      throw std::invalid_argument("action " + std::to_string(a[bad]) + " is not legal in hand " +
+                                  std::to_string(bad) + " (that hand was left as it was)");
+  }
+
+  // Steps hands [begin, end); the first hand given an illegal action, or -1.
+  int step_range(const int64_t* a, int begin, int end) {
+    int bad = -1;
+    {
+      for (int i = begin; i < end; ++i) {
         Hand& h = hands[i];
         dones_p[i] = 0;
         int32_t* pay = payoffs_p + (size_t)i * num_players;
@@ -1042,9 +1067,7 @@ struct Batch {
         write(i);
       }
     }
-    if (bad >= 0)
-      throw std::invalid_argument("action " + std::to_string(a[bad]) + " is not legal in hand " +
-                                  std::to_string(bad) + " (that hand was left as it was)");
+    return bad;
   }
 
   const Hand& hand(int i) const {
@@ -1121,6 +1144,7 @@ PYBIND11_MODULE(_stud_core, m) {
   py::class_<Batch>(m, "Batch")
       .def(py::init<CoreRules, int, int>(), py::arg("rules"), py::arg("num_players"), py::arg("size"))
       .def_readwrite("auto_reset", &Batch::auto_reset)
+      .def_readwrite("threads", &Batch::threads)
       .def_readonly("size", &Batch::size)
       .def_readonly("num_players", &Batch::num_players)
       .def("bind", &Batch::bind)

@@ -99,3 +99,17 @@ def test_the_observation_array_holds_the_player_to_acts_view_after_auto_reset():
         for i in range(16):
             assert np.array_equal(g.observations[i], g.observe(i, int(g.current_player[i])))
     assert g.observations.shape == (16, g.layout.size)
+
+
+def test_threads_change_nothing_but_the_speed():
+    def run(threads):
+        g = BatchedGame("soko_nordic", 4, 512, threads=threads, observations=True)
+        g.reset(seeds=range(512))
+        rng = np.random.default_rng(9)
+        out = []
+        for _ in range(40):
+            g.step(np.argmax(rng.random(g.action_mask.shape) * g.action_mask, axis=1))
+            out.append(np.concatenate([g.payoffs.ravel(), g.action_mask.ravel(), g.observations.ravel()]))
+        return np.concatenate(out)
+
+    assert np.array_equal(run(1), run(2))
