@@ -6,7 +6,7 @@ deep and short stacks, in batches of ``--batch`` seeded hands; every step of eve
 compares the player to act, the action mask, the raise-to amounts and the pot, and every
 hand's end compares the payoffs. Prints a report and exits 1 on any mismatch.
 
-    .venv/bin/python bench/core_differential.py [--hands 1000000] [--batch 200] [--seed 0]
+    .venv/bin/python bench/core_differential.py [--hands 1000000] [--batch 200] [--seed 0] [--observations]
 """
 
 from __future__ import annotations
@@ -28,6 +28,8 @@ def main(argv=None) -> int:
     parser.add_argument("--hands", type=int, default=1_000_000)
     parser.add_argument("--batch", type=int, default=200)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--observations", action="store_true",
+                        help="also compare observations (the player to act's at every step, every seat's at the end)")
     args = parser.parse_args(argv)
 
     configs = [(rules, players, short) for rules in variants()
@@ -42,7 +44,8 @@ def main(argv=None) -> int:
             break
         rules, players, short = configs[k % len(configs)]
         batch = min(args.batch, args.hands - total.hands)
-        report = compare(rules, players, batch, seed=args.seed * 1_000_003 + k, short_stacks=short)
+        report = compare(rules, players, batch, seed=args.seed * 1_000_003 + k, short_stacks=short,
+                         observations=args.observations)
         total.add(report)
         per_game[rules.name] += batch
         now = time.perf_counter()
@@ -51,7 +54,8 @@ def main(argv=None) -> int:
             print(f"  {total.hands:>9,} hands, {total.steps:>11,} steps, "
                   f"{len(total.mismatches)} mismatches, {now - start:.0f} s", flush=True)
     elapsed = time.perf_counter() - start
-    print(f"core vs reference: {total.hands:,} hands, {total.steps:,} steps (decisions), "
+    what = "with observations" if args.observations else "without observations"
+    print(f"core vs reference ({what}): {total.hands:,} hands, {total.steps:,} steps (decisions), "
           f"{len(configs)} configurations (variant x players x stacks), {elapsed:.0f} s")
     print(f"mismatches: {len(total.mismatches)}")
     for text in total.mismatches[:5]:

@@ -4,7 +4,8 @@
 The reference plays one hand at a time through ``envs.actions`` (``action_mask``,
 ``random_action``, ``apply_action``), as the envs do. The core steps ``--batch`` hands per call;
 the random actions are drawn for the whole batch with NumPy (their cost is counted), and
-finished hands are re-dealt inside the step (automatic reset).
+finished hands are re-dealt inside the step (automatic reset). The last column writes the
+observation of every hand's player to act at every step too.
 
     .venv/bin/python bench/core_speed.py [--seconds 3] [--batch 1024]
 """
@@ -39,9 +40,10 @@ def reference(game: str, players: int, seconds: float) -> tuple[float, float]:
     return hands / elapsed, steps / elapsed
 
 
-def core(game: str, players: int, seconds: float, batch: int) -> tuple[float, float]:
+def core(game: str, players: int, seconds: float, batch: int, *, observations: bool = False
+         ) -> tuple[float, float]:
     rng = np.random.default_rng(0)
-    g = BatchedGame(game, players, batch)
+    g = BatchedGame(game, players, batch, observations=observations)
     g.reset(seeds=np.arange(batch))
     hands = steps = 0
     start = time.perf_counter()
@@ -59,14 +61,15 @@ def main(argv=None) -> None:
     parser.add_argument("--seconds", type=float, default=3.0)
     parser.add_argument("--batch", type=int, default=1024)
     args = parser.parse_args(argv)
-    print(f"{'game':<32} {'players':>7} {'reference hands/s':>18} {'core hands/s':>13} "
-          f"{'core steps/s':>13} {'ratio':>7}")
+    print(f"{'game':<30} {'players':>7} {'reference hands/s':>18} {'core hands/s':>13} "
+          f"{'core steps/s':>13} {'ratio':>6} {'core+obs hands/s':>17}")
     for game, players in (("soko", 2), ("soko", 6), ("follow_the_bitch", 2),
                           ("follow_the_bitch_low_chicago", 6)):
         ref, _ = reference(game, players, args.seconds)
         fast, fast_steps = core(game, players, args.seconds, args.batch)
-        print(f"{game:<32} {players:>7} {ref:>18,.0f} {fast:>13,.0f} {fast_steps:>13,.0f} "
-              f"{fast / ref:>6.0f}x", flush=True)
+        with_obs, _ = core(game, players, args.seconds, args.batch, observations=True)
+        print(f"{game:<30} {players:>7} {ref:>18,.0f} {fast:>13,.0f} {fast_steps:>13,.0f} "
+              f"{fast / ref:>5.0f}x {with_obs:>17,.0f}", flush=True)
 
 
 if __name__ == "__main__":

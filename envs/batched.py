@@ -120,8 +120,9 @@ class BatchedGame:
                          decks=decks, buttons=buttons, stacks=stacks)
 
     def step(self, actions) -> None:
-        """Play one action id per hand (a negative id: leave that hand alone). An illegal id is
-        a ValueError naming the hand; the other hands have moved on."""
+        """Play one action id per hand (a negative id: leave that hand alone; a finished hand,
+        without auto reset, ignores its id). An illegal id is a ValueError naming the hand; the
+        other hands have moved on."""
         self._core.step(np.asarray(actions, dtype=np.int64))
 
     def raise_to_amounts(self, i: int) -> tuple[int, ...]:

@@ -1059,10 +1059,9 @@ struct Batch {
         if (h.over) {
           dones_p[i] = 1;
           std::copy(h.payoffs, h.payoffs + num_players, pay);
-          if (auto_reset) {
-            int button = (h.button + 1) % num_players;
-            do deal_random(i, button); while (hands[i].over);
-          }
+          // A new hand at once. (If it ends at the deal, the stacks leave nobody able to act:
+          // antes all-in. It would every time, so the slot stays finished, with no player.)
+          if (auto_reset) deal_random(i, (h.button + 1) % num_players);
         }
         write(i);
       }

@@ -113,3 +113,12 @@ def test_threads_change_nothing_but_the_speed():
         return np.concatenate(out)
 
     assert np.array_equal(run(1), run(2))
+
+
+def test_stacks_that_cannot_cover_the_ante_end_the_hand_at_the_deal():
+    g = BatchedGame("soko", 2, 2)
+    g.reset(seeds=[0, 1], stacks=[[1, 1], [800, 800]])
+    assert g.dones.tolist() == [True, False] and g.current_player[0] == -1
+    assert g.payoffs[0].sum() == 0
+    g.step([-1, 1])  # the finished slot is left alone; the other plays on
+    assert g.current_player[1] >= 0
