@@ -7,7 +7,7 @@ the random actions are drawn for the whole batch with NumPy (their cost is count
 finished hands are re-dealt inside the step (automatic reset). The last column writes the
 observation of every hand's player to act at every step too.
 
-    .venv/bin/python bench/core_speed.py [--seconds 3] [--batch 1024]
+    .venv/bin/python bench/core_speed.py [--seconds 3] [--batch 1024] [--threads 1]
 """
 
 from __future__ import annotations
@@ -40,10 +40,10 @@ def reference(game: str, players: int, seconds: float) -> tuple[float, float]:
     return hands / elapsed, steps / elapsed
 
 
-def core(game: str, players: int, seconds: float, batch: int, *, observations: bool = False
-         ) -> tuple[float, float]:
+def core(game: str, players: int, seconds: float, batch: int, *, observations: bool = False,
+         threads: int = 1) -> tuple[float, float]:
     rng = np.random.default_rng(0)
-    g = BatchedGame(game, players, batch, observations=observations)
+    g = BatchedGame(game, players, batch, observations=observations, threads=threads)
     g.reset(seeds=np.arange(batch))
     hands = steps = 0
     start = time.perf_counter()
@@ -60,14 +60,15 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=3.0)
     parser.add_argument("--batch", type=int, default=1024)
+    parser.add_argument("--threads", type=int, default=1, help="threads per core step")
     args = parser.parse_args(argv)
     print(f"{'game':<30} {'players':>7} {'reference hands/s':>18} {'core hands/s':>13} "
           f"{'core steps/s':>13} {'ratio':>6} {'core+obs hands/s':>17}")
     for game, players in (("soko", 2), ("soko", 6), ("follow_the_bitch", 2),
                           ("follow_the_bitch_low_chicago", 6)):
         ref, _ = reference(game, players, args.seconds)
-        fast, fast_steps = core(game, players, args.seconds, args.batch)
-        with_obs, _ = core(game, players, args.seconds, args.batch, observations=True)
+        fast, fast_steps = core(game, players, args.seconds, args.batch, threads=args.threads)
+        with_obs, _ = core(game, players, args.seconds, args.batch, observations=True, threads=args.threads)
         print(f"{game:<30} {players:>7} {ref:>18,.0f} {fast:>13,.0f} {fast_steps:>13,.0f} "
               f"{fast / ref:>5.0f}x {with_obs:>17,.0f}", flush=True)
 
