@@ -1045,26 +1045,24 @@ struct Batch {
   // Steps hands [begin, end); the first hand given an illegal action, or -1.
   int step_range(const int64_t* a, int begin, int end) {
     int bad = -1;
-    {
-      for (int i = begin; i < end; ++i) {
-        Hand& h = hands[i];
-        dones_p[i] = 0;
-        int32_t* pay = payoffs_p + (size_t)i * num_players;
-        std::fill(pay, pay + num_players, 0);
-        if (a[i] < 0 || h.over) continue;
-        if (!h.apply((int)a[i])) {
-          if (bad < 0) bad = i;
-          continue;
-        }
-        if (h.over) {
-          dones_p[i] = 1;
-          std::copy(h.payoffs, h.payoffs + num_players, pay);
-          // A new hand at once. (If it ends at the deal, the stacks leave nobody able to act:
-          // antes all-in. It would every time, so the slot stays finished, with no player.)
-          if (auto_reset) deal_random(i, (h.button + 1) % num_players);
-        }
-        write(i);
+    for (int i = begin; i < end; ++i) {
+      Hand& h = hands[i];
+      dones_p[i] = 0;
+      int32_t* pay = payoffs_p + (size_t)i * num_players;
+      std::fill(pay, pay + num_players, 0);
+      if (a[i] < 0 || h.over) continue;
+      if (!h.apply((int)a[i])) {
+        if (bad < 0) bad = i;
+        continue;
       }
+      if (h.over) {
+        dones_p[i] = 1;
+        std::copy(h.payoffs, h.payoffs + num_players, pay);
+        // A new hand at once. (If it ends at the deal, the stacks leave nobody able to act:
+        // antes all-in. It would every time, so the slot stays finished, with no player.)
+        if (auto_reset) deal_random(i, (h.button + 1) % num_players);
+      }
+      write(i);
     }
     return bad;
   }
