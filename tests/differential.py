@@ -10,7 +10,6 @@ pot; at the end on every seat's payoff. The reference is right unless shown othe
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -161,4 +160,4 @@ def sweep(num_hands: int, seed: int, *, variants_list: list[Rules] | None = None
     return total
 
 
-__all__ = ["Report", "compare", "sweep", "variants", "dataclasses"]
+__all__ = ["Report", "compare", "sweep", "variants"]
