@@ -1,0 +1,151 @@
+"""Many hands at once on the compiled stud core (``envs._stud_core``, built from
+``src/stud_core.cpp`` by ``pip install -e .``).
+
+The pure-Python engine (:mod:`envs.engine.game`) stays the reference: the core plays the same
+rules, action ids and masks (:mod:`envs.actions`), and ``tests/test_core_differential.py``
+checks it against ``Game`` step by step. Here a hand has no log and no Python objects; one
+call steps every hand, and the results land in NumPy arrays allocated once:
+
+============================  ========================================================
+array                         meaning
+============================  ========================================================
+``current_player`` (N,) i32   the seat to act in each hand (-1: none)
+``action_mask`` (N, A) i8     the legal action ids of that seat (as ``actions.action_mask``)
+``pot`` (N,) i32              chips put in this hand, antes included
+``payoffs`` (N, P) i32        net chips of the hand that ended at this step (else 0)
+``dones`` (N,) bool           whether a hand ended at this step
+``observations`` (N, O) f32   with ``observations=True``: the player to act's observation,
+                              the layout and values of ``envs.observation`` (zeros: nobody)
+============================  ========================================================
+
+With ``auto_reset`` (the default) a finished hand is replaced at once by a new one dealt from
+its slot's own random stream, the button one seat on, so after :meth:`BatchedGame.step` every
+slot has a player to act. A slot's stream is seeded by ``reset(seeds=...)``: the same seeds
+give the same hands. (The core's shuffle is its own, not NumPy's: to replay a reference
+``Game`` exactly, give both the deck with ``reset(decks=...)``.)
+
+>>> g = BatchedGame("soko", 2, 3)
+>>> g.reset(seeds=[1, 2, 3])
+>>> g.current_player.shape, g.action_mask.shape
+((3,), (3, 3))
+>>> g.step(np.where(g.action_mask[:, 1] == 1, 1, -1))   # everyone checks/calls (or posts)
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from envs.actions import num_actions
+from envs.engine.rules import Betting, BetSize, Order, Rules, get_rules
+from envs.observation import build_layout
+
+from envs import _stud_core
+
+_BETTING = {Betting.FIXED_LIMIT: 0, Betting.SPREAD_LIMIT: 1, Betting.POT_LIMIT: 2, Betting.NO_LIMIT: 3}
+_BRING_IN = {None: 0, Order.LOWEST: 1, Order.HIGHEST: 2}
+
+
+def core_rules(rules: Rules | str) -> _stud_core.CoreRules:
+    """The core's copy of ``rules``: every field of :class:`Rules` that changes play.
+
+    Adding a rule option means adding it here, to ``CoreRules`` and the hand in
+    ``src/stud_core.cpp``, and to the differential test's variants (see README).
+    """
+    rules = get_rules(rules)
+    c = _stud_core.CoreRules()
+    c.streets = [list(s.cards) for s in rules.streets]
+    c.street_big = [s.bet == BetSize.BIG for s in rules.streets]
+    c.canadian_hands = rules.canadian_hands
+    c.ace_low_four_straight = rules.ace_low_four_straight
+    c.follow_the_queen = rules.follow_the_queen
+    c.queens_wild = rules.queens_wild
+    c.double_ace_flush = rules.double_ace_flush
+    c.low_chicago = rules.low_chicago
+    c.betting = _BETTING[rules.betting]
+    c.max_raises = rules.max_raises
+    c.ante = rules.ante
+    c.bring_in = _BRING_IN[rules.bring_in]
+    c.bring_in_amount = rules.bring_in_amount
+    c.small_bet = rules.small_bet
+    c.big_bet = rules.big_bet
+    c.first_to_act_lowest = rules.first_to_act == Order.LOWEST
+    c.open_pair_doubles = rules.open_pair_doubles
+    c.spread_sizes = [float(x) for x in rules.spread_sizes]
+    c.pot_fractions = [float(x) for x in rules.pot_fractions]
+    c.num_actions = num_actions(rules)
+    c.stack = rules.stack
+    c.deck = [] if len(rules.deck_ranks) == 13 else [int(card) for card in rules.deck]
+    return c
+
+
+class BatchedGame:
+    """``n`` independent hands of ``rules`` at ``num_players`` seats, stepped together.
+
+    ``observations``: also write the player to act's observation (``self.observations``);
+    ``threads``: split each step's hands over this many threads (the GIL is released during a
+    step either way, so other Python threads run meanwhile)."""
+
+    def __init__(self, rules: Rules | str, num_players: int, n: int, *, auto_reset: bool = True,
+                 observations: bool = False, threads: int = 1) -> None:
+        self.rules = rules = get_rules(rules)
+        if type(num_players) is not int or not rules.min_players <= num_players <= rules.max_players:
+            raise ValueError(f"{rules.name} takes {rules.min_players} to {rules.max_players} players, "
+                             f"not {num_players!r}")
+        self.num_players = num_players
+        self.n = n
+        self.num_actions = num_actions(rules)
+        self._core = _stud_core.Batch(core_rules(rules), num_players, n)
+        self._core.auto_reset = auto_reset
+        self._core.threads = max(1, int(threads))
+        self.current_player = np.full(n, -1, dtype=np.int32)
+        self.action_mask = np.zeros((n, self.num_actions), dtype=np.int8)
+        self.pot = np.zeros(n, dtype=np.int32)
+        self.payoffs = np.zeros((n, num_players), dtype=np.int32)
+        self.dones = np.zeros(n, dtype=np.bool_)
+        self._core.bind(self.current_player, self.action_mask, self.pot, self.payoffs, self.dones)
+        self.layout = None
+        self.observations = None
+        if observations:
+            self.layout = build_layout(rules)
+            self.observations = np.zeros((n, self.layout.size), dtype=np.float32)
+            self._core.bind_observations(self.observations, [(p.name, p.start, p.size) for p in self.layout],
+                                         self.layout.size, rules.max_players, rules.num_streets)
+
+    def reset(self, *, seeds=None, decks=None, buttons=None, stacks=None) -> None:
+        """Deal a new hand in every slot. ``seeds`` (N ints) seed each slot's stream (used for
+        this deal unless ``decks`` is given, and for every automatic reset after it);
+        ``decks`` (N, deck size) gives each deck's order (a permutation of ``rules.deck``), top
+        card first; ``buttons`` (N) the dealer
+        seats (default 0); ``stacks`` (N, P) each seat's chips (default ``rules.stack``), kept
+        for later hands too."""
+        self._core.reset(seeds=None if seeds is None else np.asarray(seeds, dtype=np.uint64),
+                         decks=decks, buttons=buttons, stacks=stacks)
+
+    def step(self, actions) -> None:
+        """Play one action id per hand (a negative id: leave that hand alone; a finished hand,
+        without auto reset, ignores its id). An illegal id is a ValueError naming the hand; the
+        other hands have moved on."""
+        self._core.step(np.asarray(actions, dtype=np.int64))
+
+    def raise_to_amounts(self, i: int) -> tuple[int, ...]:
+        """The raise-to totals behind ids 2, 3, ... in hand ``i`` (as ``Game.raise_to_amounts``)."""
+        return tuple(self._core.raise_to_amounts(i))
+
+    def observe(self, i: int, seat: int) -> np.ndarray:
+        """The observation of ``seat`` in hand ``i`` (needs ``observations=True``): the values
+        ``envs.observation.ObservationEncoder.encode`` gives for the same hand and seat."""
+        return self._core.observe(i, seat)
+
+    def state(self, i: int) -> dict:
+        """Hand ``i`` as a dict of plain values (cards, stacks, chips in, ...), for tests and logs."""
+        return self._core.state(i)
+
+
+def evaluate(cards, *, canadian: bool = False, wild_ranks=(), double_ace_flush: bool = False,
+             ace_low_four_straight: bool = True) -> int:
+    """The core's hand value of 1 to 7 cards (ints 0..51): the same int as
+    ``envs.engine.hands.evaluate`` with the same options."""
+    from envs.engine.cards import RANKS
+    wild_mask = sum(1 << RANKS.index(r) for r in set(wild_ranks))
+    return _stud_core.evaluate([int(c) for c in cards], wild_mask, canadian, double_ace_flush,
+                               ace_low_four_straight)

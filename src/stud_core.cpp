@@ -1,0 +1,1181 @@
+// The compiled stud core: the rules of envs/engine (docs/rules.md), many hands at once.
+//
+// The pure-Python engine (envs/engine/game.py, hands.py) is the reference: every function here
+// is a port of the one named in its comment, and tests/test_core_differential.py checks the two
+// against each other at every step. One plain struct (Hand) per hand, no Python objects on the
+// hot path; Batch steps N hands with one call and writes into NumPy arrays it was given.
+
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <tuple>
+#include <vector>
+
+namespace py = pybind11;
+
+namespace stud {
+
+constexpr int MAX_PLAYERS = 16;
+constexpr int MAX_CARDS = 7;  // per player: the evaluator ranks at most seven cards
+constexpr int MAX_SIZES = 16;
+constexpr int MAX_STREETS = 7;
+constexpr int ACE = 12;
+constexpr int QUEEN = 10;
+constexpr int NO_WILD = -1;
+constexpr int NO_LOW_CHICAGO = 13;
+constexpr int FOLD = 0, CHECK_CALL = 1, FIRST_BET = 2;
+
+// ---------------------------------------------------------------------------------------------
+// Hand values: a port of envs/engine/hands.py. A value is category << 20 plus up to five
+// tie-break slots of 4 bits (rank index + 1), so the ints equal the reference's HandValues.
+
+enum Category {
+  HIGH_CARD = 0, ONE_PAIR, FOUR_STRAIGHT, FOUR_FLUSH, TWO_PAIR, THREE_OF_A_KIND, STRAIGHT,
+  FLUSH, FULL_HOUSE, FOUR_OF_A_KIND, STRAIGHT_FLUSH, FIVE_OF_A_KIND
+};
+
+struct EvalOptions {
+  bool canadian = false;
+  bool double_ace_flush = false;
+  bool ace_low_four_straight = true;
+};
+
+static inline int score(int category, const int* ranks, int count) {
+  int value = category << 20;
+  int shift = 16;
+  for (int i = 0; i < count && i < 5; ++i, shift -= 4) value |= (ranks[i] + 1) << shift;
+  return value;
+}
+
+static inline int score1(int category, int rank) { return score(category, &rank, 1); }
+
+// Straight windows best first, as rank bitmasks: (top, mask); A-2-3-4-5 last.
+struct Window { int top; int mask; };
+static const std::vector<Window>& straight_windows() {
+  static const std::vector<Window> w = [] {
+    std::vector<Window> out;
+    for (int top = ACE; top >= 4; --top) out.push_back({top, 0x1F << (top - 4)});
+    out.push_back({3, (1 << ACE) | 0xF});
+    return out;
+  }();
+  return w;
+}
+
+// hands._nonflush_score: the best category that needs no suits, from natural rank counts.
+static int nonflush_score(const int* counts, int wilds, int k, bool canadian, bool ace_low) {
+  int present[MAX_CARDS * 2];
+  int np = 0;
+  int have = 0;
+  for (int r = 12; r >= 0; --r) {
+    for (int c = 0; c < counts[r]; ++c) present[np++] = r;
+    if (counts[r]) have |= 1 << r;
+  }
+  int most = 0, second = 0;
+  for (int r = 0; r < 13; ++r) {
+    if (counts[r] > most) { second = most; most = counts[r]; }
+    else if (counts[r] > second) second = counts[r];
+  }
+  int buf[8];
+  // buf[start:] = present without ranks u1, u2, at most `limit` of them; returns the length.
+  auto others = [&](int u1, int u2, int start, int limit) {
+    int m = start;
+    for (int i = 0; i < np && m - start < limit; ++i)
+      if (present[i] != u1 && present[i] != u2) buf[m++] = present[i];
+    return m;
+  };
+  if (k >= 5) {
+    for (int r = 12; r >= 0; --r)
+      if (counts[r] + wilds >= 5) return score1(FIVE_OF_A_KIND, r);
+    if (wilds >= 5) return score1(FIVE_OF_A_KIND, ACE);
+  }
+  if (k >= 4) {
+    for (int r = 12; r >= 0; --r)
+      if (counts[r] + wilds >= 4) {
+        buf[0] = r;
+        return score(FOUR_OF_A_KIND, buf, others(r, -1, 1, k - 4));
+      }
+  }
+  if (k >= 5 && std::max(0, 3 - most) + std::max(0, 2 - second) <= wilds) {
+    for (int t = 12; t >= 0; --t) {
+      int need_t = std::max(0, 3 - counts[t]);
+      if (need_t > wilds) continue;
+      for (int p = 12; p >= 0; --p)
+        if (p != t && need_t + std::max(0, 2 - counts[p]) <= wilds) {
+          int tp[2] = {t, p};
+          return score(FULL_HOUSE, tp, 2);
+        }
+    }
+  }
+  if (k >= 5) {
+    for (const Window& w : straight_windows())
+      if (__builtin_popcount(w.mask & ~have) <= wilds) return score1(STRAIGHT, w.top);
+  }
+  if (k >= 3) {
+    for (int r = 12; r >= 0; --r)
+      if (counts[r] + wilds >= 3) {
+        buf[0] = r;
+        return score(THREE_OF_A_KIND, buf, others(r, -1, 1, k - 3));
+      }
+  }
+  int best = -1;
+  if (k >= 4) {
+    int pairs[7], npairs = 0;
+    for (int r = 12; r >= 0; --r)
+      if (counts[r] >= 2) pairs[npairs++] = r;
+    if (npairs >= 2 && wilds == 0) {
+      buf[0] = pairs[0];
+      buf[1] = pairs[1];
+      return score(TWO_PAIR, buf, others(pairs[0], pairs[1], 2, k - 4));
+    }
+    if (canadian) {
+      int tops = 0;
+      int window_tops[11], window_first[11];
+      for (int top = ACE; top >= 3; --top) { window_tops[tops] = top; window_first[tops++] = top - 3; }
+      if (ace_low) { window_tops[tops] = 2; window_first[tops++] = -1; }  // A-2-3-4
+      for (int w = 0; w < tops; ++w) {
+        int window[4];
+        if (window_first[w] < 0) { window[0] = ACE; window[1] = 0; window[2] = 1; window[3] = 2; }
+        else for (int i = 0; i < 4; ++i) window[i] = window_first[w] + i;
+        int missing = 0;
+        for (int i = 0; i < 4; ++i) missing += counts[window[i]] == 0;
+        if (missing > wilds) continue;
+        int rest[MAX_CARDS * 2], nr = np;
+        std::copy(present, present + np, rest);
+        for (int i = 0; i < 4; ++i) {  // list.remove: the first card of that rank
+          for (int j = 0; j < nr; ++j)
+            if (rest[j] == window[i]) { std::copy(rest + j + 1, rest + nr, rest + j); --nr; break; }
+        }
+        int ranks[6], m = 0;
+        ranks[m++] = window_tops[w];
+        if (wilds > missing && m - 1 < k - 4) ranks[m++] = ACE;
+        for (int j = 0; j < nr && m - 1 < k - 4; ++j) ranks[m++] = rest[j];
+        best = std::max(best, score(FOUR_STRAIGHT, ranks, m));
+      }
+    }
+  }
+  if (best >= 0) return best;
+  if (k >= 2) {
+    for (int r = 12; r >= 0; --r)
+      if (counts[r] + wilds >= 2) {
+        buf[0] = r;
+        return score(ONE_PAIR, buf, others(r, -1, 1, k - 2));
+      }
+  }
+  if (wilds) return score1(HIGH_CARD, ACE);
+  return score(HIGH_CARD, present, std::min(np, k));
+}
+
+// hands._suited_ranks: the best `size` ranks of a flush, wilds standing in.
+static int suited_ranks(int suited, int wilds, int size, bool double_ace_flush, int* out) {
+  int all[20], m = 0;
+  for (int r = 12; r >= 0; --r)
+    if (suited >> r & 1) all[m++] = r;
+  if (double_ace_flush) {
+    for (int i = 0; i < wilds; ++i) all[m++] = ACE;
+  } else {
+    int added = 0;
+    for (int r = 12; r >= 0 && added < wilds; --r)
+      if (!(suited >> r & 1)) { all[m++] = r; ++added; }
+  }
+  std::sort(all, all + m, [](int a, int b) { return a > b; });
+  int n = std::min(m, size);
+  std::copy(all, all + n, out);
+  return n;
+}
+
+// hands._flush_score with fifth = -1 (the caller adds a four-flush's fifth card).
+static int flush_score(int suited, int wilds, int k, bool canadian, bool double_ace_flush) {
+  int have = __builtin_popcount(suited);
+  int ranks[5];
+  if (k >= 5 && have + wilds >= 5) {
+    for (const Window& w : straight_windows())
+      if (__builtin_popcount(w.mask & ~suited) <= wilds) return score1(STRAIGHT_FLUSH, w.top);
+    return score(FLUSH, ranks, suited_ranks(suited, wilds, 5, double_ace_flush, ranks));
+  }
+  if (canadian && k >= 4 && have + wilds == 4)
+    return score(FOUR_FLUSH, ranks, suited_ranks(suited, wilds, 4, double_ace_flush, ranks));
+  return -1;
+}
+
+// hands.evaluate: 5 to 7 cards as the best five, 1 to 4 up cards as a showing hand.
+// `wild_mask` has bit r set when rank index r is wild.
+static int evaluate(const int8_t* cards, int n, int wild_mask, const EvalOptions& o) {
+  int counts[13] = {0};
+  int suit_total[4] = {0}, suit_natural[4] = {0}, suited[4] = {0};
+  int wilds = 0;
+  for (int i = 0; i < n; ++i) {
+    int r = cards[i] >> 2, s = cards[i] & 3;
+    ++suit_total[s];
+    if (wild_mask >> r & 1) {
+      ++wilds;
+    } else {
+      ++counts[r];
+      ++suit_natural[s];
+      suited[s] |= 1 << r;
+    }
+  }
+  int k = std::min(n, 5);
+  int best = nonflush_score(counts, wilds, k, o.canadian, o.ace_low_four_straight);
+  if (o.canadian ? k >= 4 : k >= 5) {
+    int threshold = (o.canadian ? 4 : 5) - wilds;
+    int need = std::max(threshold, 1);
+    for (int s = 0; s < 4; ++s) {
+      if (suit_total[s] < need || suit_natural[s] < threshold) continue;
+      int value = flush_score(suited[s], wilds, k, o.canadian, o.double_ace_flush);
+      if (suit_natural[s] == threshold && o.canadian && k >= 5) {
+        int fifth = 0;  // the best natural card of the other suits (rank index + 1), or none
+        for (int t = 0; t < 4; ++t)
+          if (t != s && suited[t]) fifth = std::max(fifth, 32 - __builtin_clz(suited[t]));
+        value |= fifth;
+      }
+      best = std::max(best, value);
+    }
+  }
+  return best;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Rules: the fields of envs.engine.rules.Rules, converted once by envs/batched.py.
+
+enum Betting { FIXED_LIMIT = 0, SPREAD_LIMIT = 1, POT_LIMIT = 2, NO_LIMIT = 3 };
+enum BringIn { NO_BRING_IN = 0, LOWEST = 1, HIGHEST = 2 };
+
+struct CoreRules {
+  std::vector<std::vector<bool>> streets;  // passes per street, true = face up
+  std::vector<bool> street_big;
+  bool canadian_hands = false, ace_low_four_straight = true, follow_the_queen = false;
+  bool queens_wild = false, double_ace_flush = false, low_chicago = false;
+  int betting = FIXED_LIMIT, max_raises = 3, ante = 1;
+  int bring_in = NO_BRING_IN, bring_in_amount = 0, small_bet = 4, big_bet = 8;
+  bool first_to_act_lowest = false, open_pair_doubles = false;
+  std::vector<double> spread_sizes, pot_fractions;
+  int num_actions = 3;
+  int stack = 800;
+  std::vector<int> deck;  // the cards of the deck (option deck_ranks), ascending; empty: all 52
+
+  int deck_size() const { return deck.empty() ? 52 : (int)deck.size(); }
+  int num_streets() const { return (int)streets.size(); }
+  bool is_limit() const { return betting == FIXED_LIMIT || betting == SPREAD_LIMIT; }
+  EvalOptions eval() const { return {canadian_hands, double_ace_flush, ace_low_four_straight}; }
+  void check() const {
+    int cards = 0;
+    for (const auto& s : streets) cards += (int)s.size();
+    if (streets.empty() || (int)street_big.size() != num_streets())
+      throw std::invalid_argument("the core needs one bet size per street");
+    if (cards > MAX_CARDS || num_streets() > MAX_STREETS)
+      throw std::invalid_argument("the core deals at most 7 cards per player");
+    if (num_actions - FIRST_BET > MAX_SIZES)
+      throw std::invalid_argument("too many bet sizes for the core");
+    uint64_t seen = 0;
+    for (int c : deck) {
+      if (c < 0 || c > 51 || (seen >> c & 1)) throw std::invalid_argument("deck: distinct cards 0..51");
+      seen |= 1ull << c;
+    }
+  }
+};
+
+// ---------------------------------------------------------------------------------------------
+// One hand: a port of envs/engine/game.Game (same names, without the log).
+
+struct Hand {
+  const CoreRules* r = nullptr;
+  EvalOptions opts;
+  int n = 0, button = 0;
+  int order[MAX_PLAYERS];
+  int stacks[MAX_PLAYERS], start[MAX_PLAYERS], total[MAX_PLAYERS], committed[MAX_PLAYERS];
+  int8_t deck[52];
+  int next_card = 0;
+  int8_t hole[MAX_PLAYERS][MAX_CARDS], up[MAX_PLAYERS][MAX_CARDS];
+  int nhole[MAX_PLAYERS], nup[MAX_PLAYERS];
+  bool folded[MAX_PLAYERS];
+  int wild = NO_WILD;
+  bool queen_pending = false;
+  int street = 0, current = -1, bring_in_seat = -1;
+  bool over = false;
+  int payoffs[MAX_PLAYERS];
+  int bet = 0, level = 0, full_level = 0, last_increment = 0, raises = 0;
+  int acted_level[MAX_PLAYERS];  // -1: has not acted this round
+  uint32_t pending = 0;
+  bool bring_in_due = false;
+  // What the current player may do (filled by refresh()).
+  int nsizes = 0;
+  int sizes[MAX_SIZES];
+  bool fold_ok = false;
+  // The betting history of the observations: per seat and street, bets (completions,
+  // raises) and calls (bring-ins), each counted as 1 / (1 + max_raises) up to 1, in float32
+  // as the reference encoder adds them.
+  float history[MAX_PLAYERS][MAX_STREETS][2];
+  float history_step = 0.25f;
+
+  void init(const CoreRules* rules, int num_players, int btn, const int* stack_in, const int8_t* cards) {
+    r = rules;
+    opts = rules->eval();
+    n = num_players;
+    button = btn;
+    for (int i = 0; i < n; ++i) {
+      order[i] = (button + 1 + i) % n;
+      stacks[i] = start[i] = stack_in[i];
+      total[i] = committed[i] = 0;
+      nhole[i] = nup[i] = 0;
+      folded[i] = false;
+      payoffs[i] = 0;
+      acted_level[i] = -1;
+      for (int s = 0; s < MAX_STREETS; ++s) history[i][s][0] = history[i][s][1] = 0.0f;
+    }
+    history_step = (float)(1.0 / (1 + rules->max_raises));
+    std::copy(cards, cards + rules->deck_size(), deck);
+    next_card = 0;
+    wild = NO_WILD;
+    queen_pending = false;
+    street = 0;
+    current = bring_in_seat = -1;
+    over = false;
+    bet = level = full_level = last_increment = raises = 0;
+    pending = 0;
+    bring_in_due = false;
+    post_antes();
+    deal_street(0);
+    start_round();
+    refresh();
+  }
+
+  int wild_mask() const {
+    return (wild != NO_WILD ? 1 << wild : 0) | (r->queens_wild ? 1 << QUEEN : 0);
+  }
+  int pot() const {
+    int s = 0;
+    for (int i = 0; i < n; ++i) s += total[i];
+    return s;
+  }
+  bool can_act(int q) const { return !folded[q] && stacks[q] > 0; }
+  int active_count() const {
+    int c = 0;
+    for (int i = 0; i < n; ++i) c += !folded[i];
+    return c;
+  }
+  int to_call() const {
+    if (current < 0) return 0;
+    if (bring_in_due) return std::min(r->bring_in_amount, stacks[current]);
+    return std::min(level - committed[current], stacks[current]);
+  }
+  uint32_t others_who_can_act(int p) const {
+    uint32_t m = 0;
+    for (int i = 0; i < n; ++i)
+      if (i != p && can_act(i)) m |= 1u << i;
+    return m;
+  }
+
+  int put_in(int p, int amount) {
+    amount = std::min(amount, stacks[p]);
+    stacks[p] -= amount;
+    committed[p] += amount;
+    total[p] += amount;
+    return amount;
+  }
+
+  void post_antes() {
+    if (!r->ante) return;
+    for (int i = 0; i < n; ++i) {
+      int p = order[i];
+      int put = std::min(r->ante, stacks[p]);
+      stacks[p] -= put;
+      total[p] += put;
+    }
+  }
+
+  // Game._deal_street: pass by pass, one card to each active seat from the dealer's left.
+  void deal_street(int s) {
+    for (bool face_up : r->streets[s]) {
+      for (int i = 0; i < n; ++i) {
+        int p = order[i];
+        if (folded[p]) continue;
+        int8_t card = deck[next_card++];
+        if (face_up) {
+          up[p][nup[p]++] = card;
+          if (r->follow_the_queen) follow_the_queen(card);
+        } else {
+          hole[p][nhole[p]++] = card;
+        }
+      }
+    }
+    queen_pending = false;  // the card after a queen must come in the same dealing round
+  }
+
+  // rules.next_wild_rank
+  void follow_the_queen(int8_t card) {
+    int rank = card >> 2;
+    if (rank == QUEEN) {
+      wild = NO_WILD;
+      queen_pending = true;
+    } else {
+      if (queen_pending) wild = rank;
+      queen_pending = false;
+    }
+  }
+
+  int next_who_can_act(int seat) const {
+    for (int i = 0; i < n; ++i) {
+      int q = (seat + i) % n;
+      if (can_act(q)) return q;
+    }
+    throw std::logic_error("no seat can act");
+  }
+
+  int first_by_showing() const {
+    int best_seat = -1, best = 0;
+    int wm = wild_mask();
+    for (int i = 0; i < n; ++i) {
+      int p = order[i];
+      if (folded[p]) continue;
+      int value = evaluate(up[p], nup[p], wm, opts);
+      if (best_seat < 0 || (r->first_to_act_lowest ? value < best : value > best)) {
+        best_seat = p;
+        best = value;
+      }
+    }
+    return best_seat;
+  }
+
+  // Game._start_round
+  void start_round() {
+    while (true) {
+      for (int i = 0; i < n; ++i) { committed[i] = 0; acted_level[i] = -1; }
+      level = full_level = last_increment = raises = 0;
+      bring_in_due = false;
+      bool doubled = false;
+      if (r->open_pair_doubles && street == 1)
+        for (int p = 0; p < n; ++p)
+          if (!folded[p] && nup[p] >= 2 && up[p][0] >> 2 == up[p][1] >> 2) doubled = true;
+      bet = (doubled || r->street_big[street]) ? r->big_bet : r->small_bet;
+      int can = 0;
+      for (int p = 0; p < n; ++p) can += can_act(p);
+      if (can >= 2) break;
+      if (!next_street()) return;
+    }
+    int seat;
+    if (street == 0 && r->bring_in != NO_BRING_IN) {
+      seat = -1;
+      int key = 0;
+      for (int i = 0; i < n; ++i) {
+        int p = order[i];
+        if (folded[p]) continue;
+        int card = up[p][0];
+        for (int j = 1; j < nup[p]; ++j)
+          card = r->bring_in == LOWEST ? std::min<int>(card, up[p][j]) : std::max<int>(card, up[p][j]);
+        if (seat < 0 || (r->bring_in == LOWEST ? card < key : card > key)) { seat = p; key = card; }
+      }
+      seat = next_who_can_act(seat);
+      bring_in_seat = seat;
+      bring_in_due = true;
+    } else {
+      seat = next_who_can_act(first_by_showing());
+    }
+    pending = 0;
+    for (int p = 0; p < n; ++p)
+      if (can_act(p)) pending |= 1u << p;
+    current = seat;
+  }
+
+  bool next_street() {
+    if (street + 1 >= r->num_streets()) {
+      showdown();
+      return false;
+    }
+    ++street;
+    deal_street(street);
+    return true;
+  }
+
+  void after_action(int p) {
+    if (active_count() == 1) {
+      for (int q = 0; q < n; ++q)
+        if (!folded[q]) award_uncontested(q);
+      return;
+    }
+    if (!pending) {
+      if (next_street()) start_round();
+      return;
+    }
+    for (int i = 1; i <= n; ++i) {
+      int q = (p + i) % n;
+      if (pending >> q & 1) {
+        current = q;
+        return;
+      }
+    }
+  }
+
+  int min_raise_to() const {
+    if (full_level == 0) return bet;
+    if (r->betting == FIXED_LIMIT) return level + bet;
+    return level + std::max(bet, last_increment);
+  }
+
+  // Game._raise_bounds_now
+  bool raise_bounds(int p, int& low, int& high) const {
+    int all_in = committed[p] + stacks[p];
+    if (all_in <= level) return false;
+    if (r->is_limit() && raises >= 1 + r->max_raises) return false;
+    if (acted_level[p] >= 0 && acted_level[p] >= full_level) return false;
+    if (!others_who_can_act(p)) return false;
+    low = min_raise_to();
+    switch (r->betting) {
+      case FIXED_LIMIT: high = low; break;
+      case SPREAD_LIMIT: high = std::max(low, (full_level ? level : 0) + 2 * bet); break;
+      case POT_LIMIT: high = std::max(low, level + pot() + level - committed[p]); break;
+      default: high = all_in;
+    }
+    if (all_in < low) {
+      low = high = all_in;
+    } else {
+      high = std::min(high, all_in);
+    }
+    return true;
+  }
+
+  // Game.raise_to_amounts and can_fold, for the current player.
+  void refresh() {
+    nsizes = 0;
+    fold_ok = false;
+    if (current < 0) return;
+    int p = current;
+    fold_ok = !bring_in_due && level > committed[p];
+    int low, high;
+    if (!raise_bounds(p, low, high)) return;
+    if (low == high) {
+      sizes[nsizes++] = low;
+      return;
+    }
+    int cand[MAX_SIZES + 2], m = 0;
+    cand[m++] = low;
+    cand[m++] = high;
+    if (r->betting == SPREAD_LIMIT) {
+      int base = full_level ? level : 0;
+      for (double mult : r->spread_sizes)
+        cand[m++] = std::min(std::max(base + (int)std::nearbyint(mult * bet), low), high);
+    } else {
+      int pot_after_call = pot() + level - committed[p];
+      for (double f : r->pot_fractions)
+        cand[m++] = std::min(std::max(level + (int)std::nearbyint(f * pot_after_call), low), high);
+    }
+    std::sort(cand, cand + m);
+    for (int i = 0; i < m; ++i)
+      if (i == 0 || cand[i] != cand[i - 1]) sizes[nsizes++] = cand[i];
+  }
+
+  void fold() {
+    int p = current;
+    folded[p] = true;
+    pending &= ~(1u << p);
+    after_action(p);
+  }
+
+  void add_history(int p, int kind) {
+    float& h = history[p][street][kind];
+    h = std::min(h + history_step, 1.0f);
+  }
+
+  void check_or_call() {
+    int p = current;
+    if (bring_in_due) {
+      add_history(p, 1);
+      put_in(p, r->bring_in_amount - committed[p]);
+      bring_in_due = false;
+      level = std::max(level, committed[p]);
+      pending = others_who_can_act(p);
+      acted_level[p] = full_level;
+      after_action(p);
+      return;
+    }
+    int owed = level - committed[p];
+    if (owed > 0) {
+      put_in(p, owed);
+      add_history(p, 1);
+    }
+    pending &= ~(1u << p);
+    acted_level[p] = full_level;
+    after_action(p);
+  }
+
+  void bet_or_raise(int amount) {
+    int p = current;
+    int min_to = min_raise_to();
+    add_history(p, 0);
+    put_in(p, amount - committed[p]);
+    if (amount >= min_to) {  // a full bet or raise: it counts for the cap and reopens betting
+      ++raises;
+      last_increment = amount - full_level;
+      full_level = amount;
+    }
+    level = amount;
+    bring_in_due = false;
+    pending = others_who_can_act(p);
+    acted_level[p] = full_level;
+    after_action(p);
+  }
+
+  // envs.actions.apply_action; false if the id is not legal now.
+  bool apply(int action) {
+    if (current < 0) return false;
+    if (action == FOLD) {
+      if (!fold_ok) return false;
+      fold();
+    } else if (action == CHECK_CALL) {
+      check_or_call();
+    } else {
+      int i = action - FIRST_BET;
+      if (i < 0 || i >= nsizes) return false;
+      bet_or_raise(sizes[i]);
+    }
+    refresh();
+    return true;
+  }
+
+  void award_uncontested(int winner) {
+    stacks[winner] += pot();
+    finish();
+  }
+
+  // Game._showdown with Game._side_pots
+  void showdown() {
+    current = -1;
+    int values[MAX_PLAYERS], chicago[MAX_PLAYERS];
+    int wm = wild_mask();
+    int in_hand[MAX_PLAYERS], nin = 0;
+    for (int i = 0; i < n; ++i) {
+      int p = order[i];
+      if (folded[p]) continue;
+      in_hand[nin++] = p;
+      int8_t cards[MAX_CARDS * 2];
+      std::copy(hole[p], hole[p] + nhole[p], cards);
+      std::copy(up[p], up[p] + nup[p], cards + nhole[p]);
+      values[p] = evaluate(cards, nhole[p] + nup[p], wm, opts);
+      chicago[p] = NO_LOW_CHICAGO;
+      if (r->low_chicago)
+        for (int j = 0; j < nhole[p]; ++j)
+          if ((hole[p][j] & 3) == 3) chicago[p] = std::min(chicago[p], ((hole[p][j] >> 2) + 1) % 13);
+    }
+    int levels[MAX_PLAYERS], nl = 0;
+    for (int i = 0; i < nin; ++i)
+      if (total[in_hand[i]] > 0) levels[nl++] = total[in_hand[i]];
+    std::sort(levels, levels + nl);
+    nl = (int)(std::unique(levels, levels + nl) - levels);
+    int previous = 0;
+    for (int l = 0; l < nl; ++l) {
+      int lev = levels[l];
+      int amount = 0;
+      for (int q = 0; q < n; ++q) amount += std::min(total[q], lev) - std::min(total[q], previous);
+      if (l == nl - 1)  // folded seats' chips above the last contender's level: the top pot
+        for (int q = 0; q < n; ++q) amount += std::max(total[q] - lev, 0);
+      int eligible[MAX_PLAYERS], ne = 0;
+      for (int i = 0; i < nin; ++i)
+        if (total[in_hand[i]] >= lev) eligible[ne++] = in_hand[i];
+      previous = lev;
+      if (ne == 1) {  // a bet nobody could match goes back to its owner
+        stacks[eligible[0]] += amount;
+        continue;
+      }
+      int best = -1;
+      for (int i = 0; i < ne; ++i) best = std::max(best, values[eligible[i]]);
+      int winners[MAX_PLAYERS], nw = 0;
+      for (int i = 0; i < ne; ++i)
+        if (values[eligible[i]] == best) winners[nw++] = eligible[i];
+      int holder = -1;
+      for (int i = 0; i < ne; ++i) {
+        int q = eligible[i];
+        if (chicago[q] != NO_LOW_CHICAGO && (holder < 0 || chicago[q] < chicago[holder])) holder = q;
+      }
+      int high_share = amount;
+      if (holder >= 0 && !(nw == 1 && winners[0] == holder)) {
+        int half = amount / 2;
+        high_share = amount - half;  // the odd chip stays with the high half
+        stacks[holder] += half;
+      }
+      int share = high_share / nw, odd = high_share % nw;
+      for (int i = 0; i < nw; ++i) stacks[winners[i]] += share + (i < odd ? 1 : 0);
+    }
+    finish();
+  }
+
+  void finish() {
+    current = -1;
+    pending = 0;
+    over = true;
+    for (int i = 0; i < n; ++i) payoffs[i] = stacks[i] - start[i];
+  }
+};
+
+
+// ---------------------------------------------------------------------------------------------
+// Observations: a port of envs/observation.py. The layout comes from build_layout() (the
+// names, starts and sizes of its pieces); each piece the core knows is written at its start,
+// with the values, scales and float32 rounding of the reference encoder.
+
+enum PieceId {
+  HOLE_CARDS, UP_CARDS, WILD_RANK, QUEENS_WILD_PIECE, WILD_CARDS, CHICAGO_HOLE, CHICAGO_UP, POT,
+  TO_CALL, POT_ODDS, RAISE_TO_AMOUNTS, BET_SIZE, RAISES, STREET, SEATED, TO_ACT, BUTTON, STACK,
+  COMMITTED, TOTAL_COMMITTED, FOLDED, ALL_IN, HISTORY, NUM_PIECES
+};
+static const char* PIECE_NAMES[NUM_PIECES] = {
+  "hole_cards", "up_cards", "wild_rank", "queens_wild", "wild_cards", "chicago_hole", "chicago_up",
+  "pot", "to_call", "pot_odds", "raise_to_amounts", "bet_size", "raises", "street", "seated",
+  "to_act", "button", "stack", "committed", "total_committed", "folded", "all_in", "history"};
+
+struct ObsLayout {
+  int size = 0, max_players = 0, rounds = 0;
+  int start[NUM_PIECES];
+  ObsLayout() { std::fill(start, start + NUM_PIECES, -1); }
+};
+
+// observation.chip_scales, as float32 factors.
+struct Scales { float pot, seat, table, big_bet, count; };
+
+static Scales chip_scales(const CoreRules& r, const int* stacks, int n) {
+  long most = 0, sum = 0;
+  for (int i = 0; i < n; ++i) { most = std::max<long>(most, stacks[i]); sum += stacks[i]; }
+  if (r.is_limit()) {
+    long per_round = (long)(1 + r.max_raises) * r.big_bet * (r.betting == SPREAD_LIMIT ? 2 : 1);
+    most = std::min(most, (long)r.ante + r.num_streets() * per_round);
+  }
+  long seat = std::max(most, 1L);
+  return {(float)(1.0 / (double)std::min((long)n * seat, sum)), (float)(1.0 / (double)seat),
+          (float)(1.0 / (double)sum), (float)(1.0 / (double)r.big_bet), (float)(1.0 / (double)(1 + r.max_raises))};
+}
+
+static inline float scaled(long value, float scale) { return std::min((float)value * scale, 1.0f); }
+
+// ObservationEncoder.encode(game, seat) into out[0:layout.size].
+static void encode(const Hand& h, int o, const ObsLayout& L, float* out) {
+  const CoreRules& r = *h.r;
+  std::fill(out, out + L.size, 0.0f);
+  const int n = h.n;
+  const Scales sc = chip_scales(r, h.start, n);
+  const int* at = L.start;
+  const bool me = h.current == o;
+  auto seat_of = [&](int rel) { return (o + rel) % n; };
+  if (at[HOLE_CARDS] >= 0)
+    for (int j = 0; j < h.nhole[o]; ++j) out[at[HOLE_CARDS] + h.hole[o][j]] = 1.0f;
+  if (at[UP_CARDS] >= 0)
+    for (int rel = 0; rel < n; ++rel) {
+      int q = seat_of(rel);
+      for (int j = 0; j < h.nup[q]; ++j) out[at[UP_CARDS] + rel * 52 + h.up[q][j]] = 1.0f;
+    }
+  if (at[WILD_RANK] >= 0) out[at[WILD_RANK] + (h.wild != NO_WILD ? h.wild : 13)] = 1.0f;
+  if (at[QUEENS_WILD_PIECE] >= 0) out[at[QUEENS_WILD_PIECE]] = r.queens_wild ? 1.0f : 0.0f;
+  if (at[WILD_CARDS] >= 0) {
+    int ranks[2], nr = 0;
+    if (h.wild != NO_WILD) ranks[nr++] = h.wild;
+    if (r.queens_wild) ranks[nr++] = QUEEN;
+    for (int i = 0; i < nr; ++i) {
+      for (int q = 0; q < n; ++q)
+        for (int j = 0; j < h.nup[q]; ++j)
+          if (h.up[q][j] >> 2 == ranks[i]) out[at[WILD_CARDS] + h.up[q][j]] = 1.0f;
+      for (int j = 0; j < h.nhole[o]; ++j)
+        if (h.hole[o][j] >> 2 == ranks[i]) out[at[WILD_CARDS] + h.hole[o][j]] = 1.0f;
+    }
+  }
+  if (at[CHICAGO_HOLE] >= 0) {
+    int key = NO_LOW_CHICAGO;
+    for (int j = 0; j < h.nhole[o]; ++j)
+      if ((h.hole[o][j] & 3) == 3) key = std::min(key, ((h.hole[o][j] >> 2) + 1) % 13);
+    out[at[CHICAGO_HOLE] + key] = 1.0f;
+  }
+  if (at[CHICAGO_UP] >= 0)
+    for (int q = 0; q < n; ++q)
+      for (int j = 0; j < h.nup[q]; ++j)
+        if ((h.up[q][j] & 3) == 3) out[at[CHICAGO_UP] + ((h.up[q][j] >> 2) + 1) % 13] = 1.0f;
+  const int pot = h.pot();
+  if (at[POT] >= 0) out[at[POT]] = scaled(pot, sc.pot);
+  if (me) {
+    int owed = h.to_call();
+    if (at[TO_CALL] >= 0) out[at[TO_CALL]] = scaled(owed, sc.seat);
+    if (at[POT_ODDS] >= 0) out[at[POT_ODDS]] = owed ? std::min((float)((double)owed / (double)(pot + owed)), 1.0f) : 0.0f;
+    if (at[RAISE_TO_AMOUNTS] >= 0)
+      for (int j = 0; j < h.nsizes && j < r.num_actions - FIRST_BET; ++j)
+        out[at[RAISE_TO_AMOUNTS] + j] = scaled(h.sizes[j], sc.seat);
+  }
+  if (at[BET_SIZE] >= 0) out[at[BET_SIZE]] = scaled(h.bet, sc.big_bet);
+  if (at[RAISES] >= 0) out[at[RAISES]] = scaled(h.raises, sc.count);
+  if (at[STREET] >= 0 && h.street < L.rounds) out[at[STREET] + h.street] = 1.0f;
+  for (int rel = 0; rel < n; ++rel) {
+    int q = seat_of(rel);
+    if (at[SEATED] >= 0) out[at[SEATED] + rel] = 1.0f;
+    if (at[TO_ACT] >= 0 && h.current == q) out[at[TO_ACT] + rel] = 1.0f;
+    if (at[BUTTON] >= 0 && h.button == q) out[at[BUTTON] + rel] = 1.0f;
+    if (at[STACK] >= 0) out[at[STACK] + rel] = scaled(h.stacks[q], sc.table);
+    if (at[COMMITTED] >= 0) out[at[COMMITTED] + rel] = scaled(h.committed[q], sc.seat);
+    if (at[TOTAL_COMMITTED] >= 0) out[at[TOTAL_COMMITTED] + rel] = scaled(h.total[q], sc.seat);
+    if (at[FOLDED] >= 0) out[at[FOLDED] + rel] = h.folded[q] ? 1.0f : 0.0f;
+    if (at[ALL_IN] >= 0) out[at[ALL_IN] + rel] = (!h.folded[q] && h.stacks[q] == 0) ? 1.0f : 0.0f;
+    if (at[HISTORY] >= 0)
+      for (int s = 0; s < L.rounds; ++s)
+        for (int k = 0; k < 2; ++k) out[at[HISTORY] + (rel * L.rounds + s) * 2 + k] = h.history[q][s][k];
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Per-slot random decks: splitmix64 seeding a xoshiro256** stream, Fisher-Yates shuffle.
+
+struct Rng {
+  uint64_t s[4];
+  void seed(uint64_t x) {
+    for (int i = 0; i < 4; ++i) {
+      x += 0x9E3779B97F4A7C15ull;
+      uint64_t z = x;
+      z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+      z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+      s[i] = z ^ (z >> 31);
+    }
+  }
+  static uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+  uint64_t next() {
+    uint64_t result = rotl(s[1] * 5, 7) * 9;
+    uint64_t t = s[1] << 17;
+    s[2] ^= s[0]; s[3] ^= s[1]; s[1] ^= s[2]; s[0] ^= s[3];
+    s[2] ^= t;
+    s[3] = rotl(s[3], 45);
+    return result;
+  }
+  uint32_t below(uint32_t bound) {  // Lemire's unbiased bounded integer
+    uint64_t m = (uint64_t)(uint32_t)(next() >> 32) * bound;
+    uint32_t l = (uint32_t)m;
+    if (l < bound) {
+      uint32_t t = (uint32_t)(-bound) % bound;
+      while (l < t) { m = (uint64_t)(uint32_t)(next() >> 32) * bound; l = (uint32_t)m; }
+    }
+    return (uint32_t)(m >> 32);
+  }
+  // The deck's cards (all 52 when ``cards`` is empty) in a uniformly random order.
+  void shuffle(int8_t* deck, const std::vector<int>& cards) {
+    int size = cards.empty() ? 52 : (int)cards.size();
+    for (int i = 0; i < size; ++i) deck[i] = (int8_t)(cards.empty() ? i : cards[i]);
+    for (int i = size - 1; i > 0; --i) std::swap(deck[i], deck[below(i + 1)]);
+  }
+};
+
+// ---------------------------------------------------------------------------------------------
+// N hands stepped together; outputs go straight into the NumPy arrays given to bind().
+
+template <typename T>
+static T* data_of(py::array& a, py::ssize_t size, const char* what) {
+  if (!a || a.size() != size || a.itemsize() != (py::ssize_t)sizeof(T) ||
+      !(a.flags() & py::array::c_style) || !a.writeable())
+    throw std::invalid_argument(std::string("bad output array: ") + what);
+  return static_cast<T*>(a.mutable_data());
+}
+
+struct Batch {
+  CoreRules rules;
+  int num_players, size;
+  bool auto_reset = true;
+  int threads = 1;
+  std::vector<Hand> hands;
+  std::vector<Rng> rngs;
+  std::vector<int> stacks;  // (size, num_players): each hand's starting stacks
+  // Outputs, bound once.
+  py::array current_a, mask_a, pot_a, payoffs_a, dones_a;
+  int32_t* current_p = nullptr;
+  int8_t* mask_p = nullptr;
+  int32_t* pot_p = nullptr;
+  int32_t* payoffs_p = nullptr;
+  uint8_t* dones_p = nullptr;
+  ObsLayout layout;
+  py::array obs_a;
+  float* obs_p = nullptr;
+
+  Batch(CoreRules r, int players, int n) : rules(std::move(r)), num_players(players), size(n) {
+    rules.check();
+    if (players < 2 || players > MAX_PLAYERS) throw std::invalid_argument("2 to 16 players");
+    if (n < 1) throw std::invalid_argument("a batch holds at least one hand");
+    int cards = 0;
+    for (const auto& s : rules.streets) cards += (int)s.size();
+    if (cards * players > rules.deck_size()) throw std::invalid_argument("more cards than one deck holds");
+    hands.resize(n);
+    rngs.resize(n);
+    stacks.assign((size_t)n * players, rules.stack);
+    for (int i = 0; i < n; ++i) rngs[i].seed((uint64_t)i);
+  }
+
+  void bind(py::array current, py::array mask, py::array pot, py::array payoffs, py::array dones) {
+    current_p = data_of<int32_t>(current, size, "current_player (int32, N)");
+    mask_p = data_of<int8_t>(mask, (py::ssize_t)size * rules.num_actions, "mask (int8, N x actions)");
+    pot_p = data_of<int32_t>(pot, size, "pot (int32, N)");
+    payoffs_p = data_of<int32_t>(payoffs, (py::ssize_t)size * num_players, "payoffs (int32, N x players)");
+    dones_p = data_of<uint8_t>(dones, size, "dones (uint8/bool, N)");
+    current_a = current; mask_a = mask; pot_a = pot; payoffs_a = payoffs; dones_a = dones;
+  }
+
+  // The layout's pieces as (name, start, size); obs (N, size) float32 receives the observation
+  // of each hand's player to act (zeros when nobody is).
+  void bind_observations(py::array obs, std::vector<std::tuple<std::string, int, int>> pieces,
+                         int size_, int max_players, int rounds) {
+    ObsLayout L;
+    L.size = size_;
+    L.max_players = max_players;
+    L.rounds = rounds;
+    if (max_players < num_players || rounds != rules.num_streets())
+      throw std::invalid_argument("the layout is not for these rules");
+    for (const auto& [name, start, psize] : pieces) {
+      int id = -1;
+      for (int k = 0; k < NUM_PIECES; ++k)
+        if (name == PIECE_NAMES[k]) id = k;
+      if (id < 0)
+        throw std::invalid_argument("the core does not know observation piece '" + name +
+                                    "': add it to encode() in src/stud_core.cpp");
+      if (start < 0 || start + psize > size_) throw std::invalid_argument("piece out of the layout");
+      L.start[id] = start;
+    }
+    obs_p = data_of<float>(obs, (py::ssize_t)size * size_, "observations (float32, N x layout size)");
+    obs_a = obs;
+    layout = L;
+    for (int i = 0; i < size; ++i) write(i);
+  }
+
+  py::array_t<float> observe(int i, int seat) const {
+    const Hand& h = hand(i);
+    if (!layout.size) throw std::logic_error("bind_observations() first");
+    if (seat < 0 || seat >= h.n) throw std::out_of_range("no such seat");
+    py::array_t<float> out(layout.size);
+    encode(h, seat, layout, out.mutable_data());
+    return out;
+  }
+
+  void write(int i) {
+    const Hand& h = hands[i];
+    if (obs_p) {
+      float* row = obs_p + (size_t)i * layout.size;
+      if (h.current >= 0) encode(h, h.current, layout, row);
+      else std::fill(row, row + layout.size, 0.0f);
+    }
+    if (current_p) current_p[i] = h.current;
+    if (pot_p) pot_p[i] = h.pot();
+    if (mask_p) {
+      int8_t* m = mask_p + (size_t)i * rules.num_actions;
+      std::fill(m, m + rules.num_actions, 0);
+      if (h.current >= 0) {
+        m[FOLD] = h.fold_ok;
+        m[CHECK_CALL] = 1;
+        for (int j = 0; j < h.nsizes && FIRST_BET + j < rules.num_actions; ++j) m[FIRST_BET + j] = 1;
+      }
+    }
+  }
+
+  // A new hand in slot i from its own random stream, the button moved one seat on.
+  void deal_random(int i, int button) {
+    int8_t deck[52];
+    rngs[i].shuffle(deck, rules.deck);
+    hands[i].init(&rules, num_players, button, &stacks[(size_t)i * num_players], deck);
+  }
+
+  void reset(py::object seeds, py::object decks, py::object buttons, py::object stack_in) {
+    std::vector<int> btn(size, 0);
+    if (!buttons.is_none()) {
+      auto b = py::array_t<int64_t, py::array::c_style | py::array::forcecast>(buttons);
+      if (b.size() != size) throw std::invalid_argument("buttons: one per hand");
+      for (int i = 0; i < size; ++i) {
+        btn[i] = (int)b.data()[i];
+        if (btn[i] < 0 || btn[i] >= num_players) throw std::invalid_argument("button out of range");
+      }
+    }
+    if (!stack_in.is_none()) {
+      auto s = py::array_t<int64_t, py::array::c_style | py::array::forcecast>(stack_in);
+      if (s.size() != (py::ssize_t)size * num_players) throw std::invalid_argument("stacks: (N, players)");
+      for (py::ssize_t j = 0; j < s.size(); ++j) {
+        if (s.data()[j] < 1) throw std::invalid_argument("stacks must be at least 1 chip");
+        stacks[j] = (int)s.data()[j];
+      }
+    }
+    if (!seeds.is_none()) {
+      auto s = py::array_t<uint64_t, py::array::c_style | py::array::forcecast>(seeds);
+      if (s.size() != size) throw std::invalid_argument("seeds: one per hand");
+      for (int i = 0; i < size; ++i) rngs[i].seed(s.data()[i]);
+    }
+    if (!decks.is_none()) {
+      auto d = py::array_t<int64_t, py::array::c_style | py::array::forcecast>(decks);
+      const int k = rules.deck_size();
+      if (d.size() != (py::ssize_t)size * k)
+        throw std::invalid_argument("decks: (N, deck size) card indices, each deck a permutation of the deck");
+      uint64_t in_deck = 0;
+      for (int j = 0; j < 52; ++j)
+        if (rules.deck.empty() || std::find(rules.deck.begin(), rules.deck.end(), j) != rules.deck.end())
+          in_deck |= 1ull << j;
+      for (int i = 0; i < size; ++i) {
+        int8_t deck[52];
+        uint64_t seen = 0;
+        for (int j = 0; j < k; ++j) {
+          int64_t c = d.data()[(size_t)i * k + j];
+          if (c < 0 || c > 51 || !(in_deck >> c & 1) || (seen >> c & 1))
+            throw std::invalid_argument("each deck is a permutation of the deck's cards");
+          seen |= 1ull << c;
+          deck[j] = (int8_t)c;
+        }
+        hands[i].init(&rules, num_players, btn[i], &stacks[(size_t)i * num_players], deck);
+      }
+    } else {
+      for (int i = 0; i < size; ++i) deal_random(i, btn[i]);
+    }
+    for (int i = 0; i < size; ++i) {
+      if (dones_p) dones_p[i] = hands[i].over;
+      if (payoffs_p)
+        for (int p = 0; p < num_players; ++p)
+          payoffs_p[(size_t)i * num_players + p] = hands[i].over ? hands[i].payoffs[p] : 0;
+      write(i);
+    }
+  }
+
+  // One action per hand (a negative id leaves that hand as it is). A finished hand writes its
+  // payoffs and done, and with auto_reset a new hand is dealt into its slot at once.
+  void step(py::array_t<int64_t, py::array::c_style | py::array::forcecast> actions) {
+    if (actions.size() != size) throw std::invalid_argument("actions: one per hand");
+    if (!dones_p) throw std::logic_error("bind() the output arrays first");
+    const int64_t* a = actions.data();
+    int bad = -1;
+    {
+      py::gil_scoped_release release;  // other Python threads run while the hands are stepped
+      int parts = std::max(1, std::min(threads, size / 64));
+      if (parts == 1) {
+        bad = step_range(a, 0, size);
+      } else {  // the hands are independent: split them over threads, each writing its rows
+        std::vector<int> bads(parts, -1);
+        std::vector<std::thread> pool;
+        for (int t = 1; t < parts; ++t)
+          pool.emplace_back([&, t] { bads[t] = step_range(a, (int)((long)size * t / parts), (int)((long)size * (t + 1) / parts)); });
+        bads[0] = step_range(a, 0, (int)(size / parts));
+        for (auto& th : pool) th.join();
+        for (int b : bads)
+          if (b >= 0) { bad = b; break; }
+      }
+    }
+    if (bad >= 0)
+      throw std::invalid_argument("action " + std::to_string(a[bad]) + " is not legal in hand " +
+                                  std::to_string(bad) + " (that hand was left as it was)");
+  }
+
+  // Steps hands [begin, end); the first hand given an illegal action, or -1.
+  int step_range(const int64_t* a, int begin, int end) {
+    int bad = -1;
+    for (int i = begin; i < end; ++i) {
+      Hand& h = hands[i];
+      dones_p[i] = 0;
+      int32_t* pay = payoffs_p + (size_t)i * num_players;
+      std::fill(pay, pay + num_players, 0);
+      if (a[i] < 0 || h.over) continue;
+      if (!h.apply((int)a[i])) {
+        if (bad < 0) bad = i;
+        continue;
+      }
+      if (h.over) {
+        dones_p[i] = 1;
+        std::copy(h.payoffs, h.payoffs + num_players, pay);
+        // A new hand at once. (If it ends at the deal, the stacks leave nobody able to act:
+        // antes all-in. It would every time, so the slot stays finished, with no player.)
+        if (auto_reset) deal_random(i, (h.button + 1) % num_players);
+      }
+      write(i);
+    }
+    return bad;
+  }
+
+  const Hand& hand(int i) const {
+    if (i < 0 || i >= size) throw std::out_of_range("no such hand");
+    return hands[i];
+  }
+
+  std::vector<int> raise_to_amounts(int i) const {
+    const Hand& h = hand(i);
+    return std::vector<int>(h.sizes, h.sizes + h.nsizes);
+  }
+
+  py::dict state(int i) const {
+    const Hand& h = hand(i);
+    py::dict d;
+    std::vector<int> st(h.stacks, h.stacks + h.n), tot(h.total, h.total + h.n),
+        com(h.committed, h.committed + h.n), pay(h.payoffs, h.payoffs + h.n);
+    std::vector<bool> fo(h.folded, h.folded + h.n);
+    std::vector<std::vector<int>> holes, ups;
+    for (int p = 0; p < h.n; ++p) {
+      holes.emplace_back(h.hole[p], h.hole[p] + h.nhole[p]);
+      ups.emplace_back(h.up[p], h.up[p] + h.nup[p]);
+    }
+    d["current_player"] = h.current;
+    d["street"] = h.street;
+    d["button"] = h.button;
+    d["stacks"] = st;
+    d["total_committed"] = tot;
+    d["committed"] = com;
+    d["folded"] = fo;
+    d["hole_cards"] = holes;
+    d["up_cards"] = ups;
+    d["wild"] = h.wild;
+    d["bet_size"] = h.bet;
+    d["raises_this_round"] = h.raises;
+    d["to_call"] = h.to_call();
+    d["bring_in_seat"] = h.bring_in_seat;
+    d["is_over"] = h.over;
+    d["payoffs"] = h.over ? py::object(py::cast(pay)) : py::object(py::none());
+    return d;
+  }
+};
+
+}  // namespace stud
+
+PYBIND11_MODULE(_stud_core, m) {
+  using namespace stud;
+  m.doc() = "The compiled stud core (see envs/batched.py; the Python engine is the reference).";
+
+  py::class_<CoreRules>(m, "CoreRules")
+      .def(py::init<>())
+      .def_readwrite("streets", &CoreRules::streets)
+      .def_readwrite("street_big", &CoreRules::street_big)
+      .def_readwrite("canadian_hands", &CoreRules::canadian_hands)
+      .def_readwrite("ace_low_four_straight", &CoreRules::ace_low_four_straight)
+      .def_readwrite("follow_the_queen", &CoreRules::follow_the_queen)
+      .def_readwrite("queens_wild", &CoreRules::queens_wild)
+      .def_readwrite("double_ace_flush", &CoreRules::double_ace_flush)
+      .def_readwrite("low_chicago", &CoreRules::low_chicago)
+      .def_readwrite("betting", &CoreRules::betting)
+      .def_readwrite("max_raises", &CoreRules::max_raises)
+      .def_readwrite("ante", &CoreRules::ante)
+      .def_readwrite("bring_in", &CoreRules::bring_in)
+      .def_readwrite("bring_in_amount", &CoreRules::bring_in_amount)
+      .def_readwrite("small_bet", &CoreRules::small_bet)
+      .def_readwrite("big_bet", &CoreRules::big_bet)
+      .def_readwrite("first_to_act_lowest", &CoreRules::first_to_act_lowest)
+      .def_readwrite("open_pair_doubles", &CoreRules::open_pair_doubles)
+      .def_readwrite("spread_sizes", &CoreRules::spread_sizes)
+      .def_readwrite("pot_fractions", &CoreRules::pot_fractions)
+      .def_readwrite("num_actions", &CoreRules::num_actions)
+      .def_readwrite("stack", &CoreRules::stack)
+      .def_readwrite("deck", &CoreRules::deck);
+
+  py::class_<Batch>(m, "Batch")
+      .def(py::init<CoreRules, int, int>(), py::arg("rules"), py::arg("num_players"), py::arg("size"))
+      .def_readwrite("auto_reset", &Batch::auto_reset)
+      .def_readwrite("threads", &Batch::threads)
+      .def_readonly("size", &Batch::size)
+      .def_readonly("num_players", &Batch::num_players)
+      .def("bind", &Batch::bind)
+      .def("bind_observations", &Batch::bind_observations)
+      .def("observe", &Batch::observe)
+      .def("reset", &Batch::reset, py::arg("seeds") = py::none(), py::arg("decks") = py::none(),
+           py::arg("buttons") = py::none(), py::arg("stacks") = py::none())
+      .def("step", &Batch::step)
+      .def("raise_to_amounts", &Batch::raise_to_amounts)
+      .def("state", &Batch::state);
+
+  m.def("evaluate", [](std::vector<int> cards, int wild_mask, bool canadian, bool double_ace_flush,
+                       bool ace_low_four_straight) {
+    if (cards.empty() || cards.size() > (size_t)MAX_CARDS) throw std::invalid_argument("1 to 7 cards");
+    int8_t c[MAX_CARDS];
+    for (size_t i = 0; i < cards.size(); ++i) c[i] = (int8_t)cards[i];
+    return evaluate(c, (int)cards.size(), wild_mask, {canadian, double_ace_flush, ace_low_four_straight});
+  }, py::arg("cards"), py::arg("wild_mask") = 0, py::arg("canadian") = false,
+     py::arg("double_ace_flush") = false, py::arg("ace_low_four_straight") = true);
+}
