@@ -67,6 +67,15 @@ class NumpyActor:
                 x = _ACTIVATIONS[activation](x)
         return x
 
+    def logits_batch(self, observations: np.ndarray) -> np.ndarray:
+        """The logits of many observations at once, (n, obs) -> (n, actions)."""
+        x = np.asarray(observations, dtype=np.float32)
+        for w, b, activation in self.layers:
+            x = x @ w.T + b
+            if activation is not None:
+                x = _ACTIVATIONS[activation](x)
+        return x
+
 
 class TorchActor:
     """Any other MaskablePPO policy, run by torch: ``logits(observation)`` are its categorical
@@ -83,6 +92,15 @@ class TorchActor:
         with torch.no_grad():
             obs, _ = self.policy.obs_to_tensor(np.asarray(observation, dtype=np.float32))
             return self.policy.get_distribution(obs).distribution.logits[0].cpu().numpy()
+
+    def logits_batch(self, observations: np.ndarray) -> np.ndarray:
+        """The logits of many observations at once, (n, obs) -> (n, actions)."""
+        import torch
+
+        self.policy.set_training_mode(False)
+        with torch.no_grad():
+            obs, _ = self.policy.obs_to_tensor(np.asarray(observations, dtype=np.float32))
+            return self.policy.get_distribution(obs).distribution.logits.cpu().numpy()
 
 
 def _numpy_layers(policy) -> list[tuple[np.ndarray, np.ndarray, str | None]] | None:
@@ -194,6 +212,17 @@ class PPOAgent(Agent):
         logits = self._logits(observation, action_mask).astype(np.float64)
         weights = np.exp(logits - logits.max())
         return weights / weights.sum()
+
+    def probabilities_batch(self, observations: np.ndarray, action_mask: np.ndarray) -> np.ndarray:
+        """What :meth:`policy` gives, for many observations of one spot (one mask) at once:
+        (n, obs) -> (n, actions), in one forward pass (local best response asks this for every
+        face-down card the player might hold, ``arena/lbr.py``)."""
+        legal = np.asarray(action_mask, dtype=bool)
+        logits = np.where(legal, self.actor.logits_batch(observations), -np.inf).astype(np.float64)
+        if self.deterministic:
+            return np.eye(len(legal))[logits.argmax(axis=1)]
+        weights = np.exp(logits - logits.max(axis=1, keepdims=True))
+        return weights / weights.sum(axis=1, keepdims=True)
 
     def choose(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
         """The action for an observation vector: the most likely legal one (ties: the lowest id,
