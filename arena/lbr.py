@@ -203,14 +203,21 @@ class LBRAgent(Agent):
         self._policy: _TargetPolicy | None = None
         self._range: np.ndarray | None = None
         self._seen_actions = 0
+        self._eq_key: tuple | None = None
+        self._eq = np.zeros(52)
         self.last_values: dict[int, float] = {}
 
     def reset(self, seed=None) -> None:
         super().reset(seed)
         self._range = None
         self._seen_actions = 0
+        self._eq_key = None
 
     def warm_up(self, rules: Rules) -> None:
+        """Build the hand tables the roll-outs use (and the target's), once per process."""
+        n = rules.cards_per_player
+        if n >= 5:
+            _scores(rules, np.arange(n, dtype=np.int64)[None, :] * 4)
         warm = getattr(self.target, "warm_up", None)
         if warm is not None:
             warm(rules)
@@ -236,6 +243,8 @@ class LBRAgent(Agent):
         stand_ins = iter(int(c) for c in rules.deck if int(c) not in seen)
         deck = [int(e.card) if e.card is not None else next(stand_ins)
                 for e in view.log if e.kind == EventKind.DEAL]
+        dealt = set(deck)
+        deck += [int(c) for c in rules.deck if int(c) not in dealt]   # a whole order: no shuffle
         stacks = tuple(s + t for s, t in zip(view.stacks, view.total_committed))
         game = Game(rules, view.num_players, stacks=stacks, button=view.button, deck=deck, seed=0)
         actions = 0
@@ -263,8 +272,7 @@ class LBRAgent(Agent):
     def act(self, view: PlayerView, action_mask: np.ndarray) -> int:
         legal = np.flatnonzero(action_mask)
         if len(legal) == 1:
-            self._replay(view, 1 - view.seat)   # keep the range up to date
-            return int(legal[0])
+            return int(legal[0])   # the range catches up at the next decision
         me, other = view.seat, 1 - view.seat
         game = self._replay(view, other)
         rules = view.rules
@@ -277,13 +285,7 @@ class LBRAgent(Agent):
             weights[seen] = 0.0
         candidates = np.flatnonzero(weights)
         w = weights[candidates] / weights[candidates].sum()
-        unseen = np.setdiff1d([int(c) for c in rules.deck], seen)
-        mine = [int(c) for c in view.hole_cards] + [int(c) for c in view.up_cards[me]]
-        their_up = [int(c) for c in view.up_cards[other]]
-        total = rules.cards_per_player
-        eq = equity_by_hole(rules, mine, their_up, candidates,
-                            to_come=(total - len(mine), total - 1 - len(their_up)),
-                            samples=self.samples, rng=self.rng, unseen=unseen)
+        eq = self._equity(view, seen)[candidates]
         wp = float(w @ eq)
         pot, to_call = view.pot, view.to_call
         values = {FOLD: 0.0, CHECK_CALL: wp * pot - (1 - wp) * to_call}
@@ -306,6 +308,23 @@ class LBRAgent(Agent):
                 values[a] = fp * pot + (1 - fp) * (wp_called * (pot + extra) - (1 - wp_called) * put)
         self.last_values = {a: v for a, v in values.items() if action_mask[a]}
         return max(self.last_values, key=lambda a: (self.last_values[a], -a))
+
+    def _equity(self, view: PlayerView, seen: list[int]) -> np.ndarray:
+        """(52,) my showdown share against each unseen card as the target's face-down card;
+        computed once per street (the cards do not change between decisions of a street)."""
+        key = tuple(seen)
+        if self._eq_key != key:
+            rules, me, other = view.rules, view.seat, 1 - view.seat
+            unseen = np.setdiff1d([int(c) for c in rules.deck], seen)
+            mine = [int(c) for c in view.hole_cards] + [int(c) for c in view.up_cards[me]]
+            their_up = [int(c) for c in view.up_cards[other]]
+            total = rules.cards_per_player
+            eq = np.zeros(52)
+            eq[unseen] = equity_by_hole(rules, mine, their_up, unseen,
+                                        to_come=(total - len(mine), total - 1 - len(their_up)),
+                                        samples=self.samples, rng=self.rng, unseen=unseen)
+            self._eq_key, self._eq = key, eq
+        return self._eq
 
     def _fresh(self, view: PlayerView, other: int) -> Game:
         """Another replay of the hand (the range is up to date already, so nothing changes)."""

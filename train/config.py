@@ -395,14 +395,26 @@ def read_yaml(path: str | Path) -> dict:
 
 
 def load_config(path: str | Path | None = None, *, overrides: typing.Sequence[str] = (),
-                seed: int | None = None) -> Config:
-    """Read ``path`` (or the defaults), apply ``--set`` overrides and ``--seed``, and check it all.
+                seed: int | None = None, target: str | None = None) -> Config:
+    """Read ``path`` (or the defaults), apply ``--set`` overrides, ``--target`` and ``--seed``,
+    and check it all.
 
+    ``target``: an agent spec to train a best response to: the only opponent (weight 1), with
+    self-play off and, when evaluations are on, the only evaluation baseline.
     ``run.name`` defaults to the file's name without ``.yaml``.
     """
     data = read_yaml(path) if path is not None else {}
     for assignment in overrides:
         apply_override(data, assignment)
+    if target is not None:
+        if not isinstance(target, str) or not target.strip():
+            raise ConfigError("--target needs an agent spec, e.g. --target tag")
+        for section in ("opponents", "eval"):
+            if not isinstance(data.setdefault(section, {}), dict):
+                raise ConfigError(f"{section} must be a mapping of keys, not {_describe(data[section])}")
+        data["opponents"]["baselines"] = {target.strip(): 1.0}
+        data["opponents"]["self_play"] = {"every": 0, "weight": 0.0}
+        data["eval"]["baselines"] = [target.strip()]
     if seed is not None:
         data.setdefault("run", {})
         if not isinstance(data["run"], dict):
