@@ -2,7 +2,7 @@
 heads-up games with one face-down card per player (Soko heads-up, ``soko_mini``).
 
 :class:`LBRAgent` plays against one *target* agent whose action probabilities it can ask for
-(``Agent.policy``, or a batched forward pass for ``ppo`` models). It keeps the target's
+(``Agent.policy``, or one pass over every card for ``ppo`` models). It keeps the target's
 *range*: a weight for every card the target's face-down card could be. At each of the target's
 decisions every card's weight is multiplied by the probability with which the target, holding
 that card, takes the action it took (Bayes; the target's spot is replayed from the log with that
@@ -167,10 +167,8 @@ class _TargetPolicy:
             return np.broadcast_to(probs, (len(candidates), len(mask)))
         if self.encoder is not None:
             obs = self.encoder.encode(game, seat)
-            batch = np.repeat(obs[None, :], len(candidates), axis=0)
-            batch[:, self.hole] = 0.0
-            batch[np.arange(len(candidates)), self.hole.start + candidates] = 1.0
-            return self.target.probabilities_batch(batch, mask)
+            obs[self.hole] = 0.0
+            return self.target.probabilities_with_ones(obs, self.hole.start + candidates, mask)
         view = game.view(seat)
         log = list(view.log)
         at = next(i for i, e in enumerate(log) if e.kind == EventKind.DEAL and not e.up and e.seat == seat)

@@ -127,9 +127,13 @@ def test_ppo_batch_probabilities_match_its_policy(tmp_path):
         g = Game("soko", 2, seed=3)
         from envs.observation import ObservationEncoder
 
-        obs = ObservationEncoder("soko").encode(g, g.current_player)
+        encoder = ObservationEncoder("soko")
+        obs = encoder.encode(g, g.current_player)
+        hole = encoder.layout.slice("hole_cards")
+        card = int(np.flatnonzero(obs[hole])[0])
+        obs[hole] = 0.0
         mask = action_mask(g)
-        batch = agent.probabilities_batch(np.stack([obs, obs]), mask)
+        batch = agent.probabilities_with_ones(obs, np.array([hole.start + card, hole.start + card]), mask)
         assert np.allclose(batch[0], agent.policy(g.view(g.current_player), mask), atol=1e-6)
         # LBR against the model: the true card stays in the range when the model is deterministic
         if deterministic:
