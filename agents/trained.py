@@ -58,11 +58,31 @@ class NumpyActor:
     def __init__(self, layers: list[tuple[np.ndarray, np.ndarray, str | None]]) -> None:
         self.layers = layers   # (weight, bias, activation name after the layer or None)
         self.obs_size = int(layers[0][0].shape[1])
+        self._transposed: list[np.ndarray] | None = None
 
     def logits(self, observation: np.ndarray) -> np.ndarray:
         x = np.asarray(observation, dtype=np.float32).reshape(-1)
         for w, b, activation in self.layers:
             x = w @ x + b
+            if activation is not None:
+                x = _ACTIVATIONS[activation](x)
+        return x
+
+    def logits_with_ones(self, observation: np.ndarray, columns: np.ndarray) -> np.ndarray:
+        """(len(columns), actions): the logits of ``observation`` with a 1 written at each of
+        ``columns`` in turn (each must be 0 in ``observation``): the same player's spot with
+        each of several cards (``arena/lbr.py``). The first layer is linear, so this is one
+        matrix-vector product plus one weight column per row; the later layers multiply by
+        contiguous transposed weights (OpenBLAS runs ``x @ w.T`` on many threads, which on a
+        busy machine is a hundred times slower)."""
+        if self._transposed is None:
+            self._transposed = [np.ascontiguousarray(w.T) for w, _, _ in self.layers]
+        w, b, activation = self.layers[0]
+        x = (w @ np.asarray(observation, dtype=np.float32) + b)[None, :] + self._transposed[0][columns]
+        if activation is not None:
+            x = _ACTIVATIONS[activation](x)
+        for (_, b, activation), wT in zip(self.layers[1:], self._transposed[1:]):
+            x = x @ wT + b
             if activation is not None:
                 x = _ACTIVATIONS[activation](x)
         return x
@@ -83,6 +103,17 @@ class TorchActor:
         with torch.no_grad():
             obs, _ = self.policy.obs_to_tensor(np.asarray(observation, dtype=np.float32))
             return self.policy.get_distribution(obs).distribution.logits[0].cpu().numpy()
+
+    def logits_with_ones(self, observation: np.ndarray, columns: np.ndarray) -> np.ndarray:
+        """As :meth:`NumpyActor.logits_with_ones`, one batch through torch."""
+        import torch
+
+        batch = np.repeat(np.asarray(observation, dtype=np.float32)[None, :], len(columns), axis=0)
+        batch[np.arange(len(columns)), columns] = 1.0
+        self.policy.set_training_mode(False)
+        with torch.no_grad():
+            obs, _ = self.policy.obs_to_tensor(batch)
+            return self.policy.get_distribution(obs).distribution.logits.cpu().numpy()
 
 
 def _numpy_layers(policy) -> list[tuple[np.ndarray, np.ndarray, str | None]] | None:
@@ -194,6 +225,19 @@ class PPOAgent(Agent):
         logits = self._logits(observation, action_mask).astype(np.float64)
         weights = np.exp(logits - logits.max())
         return weights / weights.sum()
+
+    def probabilities_with_ones(self, observation: np.ndarray, columns: np.ndarray,
+                                action_mask: np.ndarray) -> np.ndarray:
+        """What :meth:`policy` gives with a 1 written at each of ``columns`` of the observation
+        in turn, (len(columns), actions), in one pass: local best response asks this for every
+        face-down card the player might hold (``arena/lbr.py``)."""
+        legal = np.asarray(action_mask, dtype=bool)
+        logits = np.where(legal, self.actor.logits_with_ones(observation, np.asarray(columns)),
+                          -np.inf).astype(np.float64)
+        if self.deterministic:
+            return np.eye(len(legal))[logits.argmax(axis=1)]
+        weights = np.exp(logits - logits.max(axis=1, keepdims=True))
+        return weights / weights.sum(axis=1, keepdims=True)
 
     def choose(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
         """The action for an observation vector: the most likely legal one (ties: the lowest id,

@@ -259,8 +259,8 @@ def test_best_response_agent_wins_its_value_in_a_match(tmp_path):
 
 
 def test_exploit_cli(tmp_path, capsys):
-    assert exploit_main(["--game", "soko_mini", "--agent", "call", "--method", "lbr"]) == 2
-    assert "not available yet" in capsys.readouterr().err
+    assert exploit_main(["--game", "follow_the_bitch", "--agent", "call", "--method", "lbr"]) == 2
+    assert "wild cards" in capsys.readouterr().err
     assert exploit_main(["--game", "soko_mini", "--agent", "nobody"]) == 2
     assert "unknown agent" in capsys.readouterr().err
     assert exploit_main(["--game", "soko_mini", "--agent", "raise", "--out", str(tmp_path), "--name", "x"]) == 0

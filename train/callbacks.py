@@ -437,6 +437,7 @@ class Evaluation(EveryTimesteps):
             values[f"{name}_ci95_low"] = est.low
             values[f"{name}_ci95_high"] = est.high
         values["eval/seconds"] = sum(r[3] for r in rows[:-1])
+        values.update(self._exploitability(spec, rules))
         write_now(model.logger, values, steps)
         new = not self.csv_path.exists()
         with self.csv_path.open("a", newline="") as f:
@@ -452,6 +453,38 @@ class Evaluation(EveryTimesteps):
         if self.progress is not None:
             self.progress.set_postfix(field=f"{field.mean:+.1f}bb/100")
         return self.results
+
+    def _exploitability(self, spec: str, rules: dict) -> dict[str, float]:
+        """``eval/lbr_bb100`` (a local best response's winnings against the learner, with its
+        interval) and ``eval/exploitability`` (exact, soko_mini), as the config asks."""
+        from agents.registry import make_agent
+
+        cfg = self.cfg.eval
+        values: dict[str, float] = {}
+        if cfg.lbr_hands:
+            from arena.lbr import LBRAgent
+            from arena.match import play_match
+
+            learner = make_agent(spec)
+            learner.name = self.LEARNER
+            start = time.perf_counter()
+            result = play_match(self.cfg.env.game, [LBRAgent(learner), learner], hands=cfg.lbr_hands,
+                                seed=self.cfg.run.seed + 2, **rules)
+            est = result.estimates[result.agents[0]]
+            values.update({"eval/lbr_bb100": est.mean, "eval/lbr_bb100_ci95_low": est.low,
+                           "eval/lbr_bb100_ci95_high": est.high,
+                           "eval/lbr_seconds": time.perf_counter() - start})
+        if cfg.exploitability:
+            from arena.exact import agent_strategy, bb_per_100, build_tree, exploitability
+            from envs.engine.rules import get_rules
+
+            if getattr(self, "_tree", None) is None:
+                self._tree = build_tree(get_rules(self.cfg.env.game, **rules))
+            start = time.perf_counter()
+            value = exploitability(self._tree, agent_strategy(self._tree, make_agent(spec)))[0]
+            values["eval/exploitability"] = bb_per_100(self._tree, value)
+            values["eval/exploitability_seconds"] = time.perf_counter() - start
+        return values
 
 
 def write_now(logger, values: dict[str, Any], step: int) -> None:

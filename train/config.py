@@ -123,6 +123,11 @@ class EvalConfig:
     hands: int = 2000              # duplicate hands per baseline
     deterministic: bool = True     # the learner plays its most likely action (as ppo: agents do)
     workers: int = 1               # tournament processes (the training envs wait meanwhile)
+    # Exploitability at each evaluation: local best response hands (heads-up Soko and soko_mini,
+    # arena/lbr.py; eval/lbr_bb100, a lower bound; 0: off), and the exact value (soko_mini only,
+    # arena/exact.py; eval/exploitability; about 40 s per evaluation on a loaded 2-core machine).
+    lbr_hands: int = 0
+    exploitability: bool = False
 
 
 @dataclass
@@ -305,6 +310,17 @@ def _check(cfg: Config) -> None:
     need(ev.hands >= 1, f"eval.hands must be at least 1, not {ev.hands}")
     need(ev.workers >= 1, f"eval.workers must be at least 1, not {ev.workers}")
     need(bool(ev.baselines) or ev.every == 0, "eval.baselines is empty but eval.every is not 0")
+    need(ev.lbr_hands >= 0, f"eval.lbr_hands must be at least 0, not {ev.lbr_hands}")
+    if ev.lbr_hands:
+        from arena.lbr import check_rules
+
+        try:
+            check_rules(rules, cfg.env.players)
+        except ValueError as exc:
+            raise ConfigError(f"eval.lbr_hands: {exc}") from None
+    need(not ev.exploitability or (rules.name == "soko_mini" and cfg.env.players == 2),
+         f"eval.exploitability is exact for heads-up soko_mini only, not {rules.name} with "
+         f"{cfg.env.players} players (use eval.lbr_hands)")
 
     run = cfg.run
     need(run.total_timesteps >= 1, f"run.total_timesteps must be at least 1, not {run.total_timesteps}")
@@ -395,14 +411,26 @@ def read_yaml(path: str | Path) -> dict:
 
 
 def load_config(path: str | Path | None = None, *, overrides: typing.Sequence[str] = (),
-                seed: int | None = None) -> Config:
-    """Read ``path`` (or the defaults), apply ``--set`` overrides and ``--seed``, and check it all.
+                seed: int | None = None, target: str | None = None) -> Config:
+    """Read ``path`` (or the defaults), apply ``--set`` overrides, ``--target`` and ``--seed``,
+    and check it all.
 
+    ``target``: an agent spec to train a best response to: the only opponent (weight 1), with
+    self-play off and, when evaluations are on, the only evaluation baseline.
     ``run.name`` defaults to the file's name without ``.yaml``.
     """
     data = read_yaml(path) if path is not None else {}
     for assignment in overrides:
         apply_override(data, assignment)
+    if target is not None:
+        if not isinstance(target, str) or not target.strip():
+            raise ConfigError("--target needs an agent spec, e.g. --target tag")
+        for section in ("opponents", "eval"):
+            if not isinstance(data.setdefault(section, {}), dict):
+                raise ConfigError(f"{section} must be a mapping of keys, not {_describe(data[section])}")
+        data["opponents"]["baselines"] = {target.strip(): 1.0}
+        data["opponents"]["self_play"] = {"every": 0, "weight": 0.0}
+        data["eval"]["baselines"] = [target.strip()]
     if seed is not None:
         data.setdefault("run", {})
         if not isinstance(data["run"], dict):

@@ -330,8 +330,14 @@ def parse_args(argv: Sequence[str] | None = None) -> tuple[Config, Path | None, 
                              "config.yaml; --set can change run.total_timesteps, run.checkpoint_every, "
                              "run.keep_checkpoints, eval.* and opponents.* (saved in config.yaml), "
                              "the rest comes from the checkpoint")
+    parser.add_argument("--target", metavar="SPEC",
+                        help="train a best response to this agent: it becomes the only opponent "
+                             "(weight 1), self-play is off and evaluation plays it alone "
+                             "(configs/best_response.yaml)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     args = parser.parse_args(argv)
+    if args.target is not None and args.resume:
+        parser.error("--target sets the opponents of a new run; leave out --resume")
     if args.resume:
         if args.config:
             parser.error("--resume uses the run folder's config.yaml; leave out --config")
@@ -353,7 +359,7 @@ def parse_args(argv: Sequence[str] | None = None) -> tuple[Config, Path | None, 
         return cfg, run_dir, not args.no_progress
     if not args.config:
         parser.error("give --config CONFIG.yaml (or --resume RUN_FOLDER)")
-    cfg = load_config(args.config, overrides=args.overrides, seed=args.seed)
+    cfg = load_config(args.config, overrides=args.overrides, seed=args.seed, target=args.target)
     return cfg, None, not args.no_progress
 
 

@@ -1,0 +1,337 @@
+"""Local best response (Lisý and Bowling, 2017): a lower bound on an agent's exploitability in
+heads-up games with one face-down card per player (Soko heads-up, ``soko_mini``).
+
+:class:`LBRAgent` plays against one *target* agent whose action probabilities it can ask for
+(``Agent.policy``, or one pass over every card for ``ppo`` models). It keeps the target's
+*range*: a weight for every card the target's face-down card could be. At each of the target's
+decisions every card's weight is multiplied by the probability with which the target, holding
+that card, takes the action it took (Bayes; the target's spot is replayed from the log with that
+card swapped in). At each of its own decisions LBR compares fold, check/call and each bet or
+raise by their value *if both sides only check or call from there on*:
+
+* ``wp``: LBR's expected share of the pot at showdown against the range, exactly on the last
+  street (every card of the range) and by seeded roll-outs of the cards to come before it (the
+  same roll-outs score every card of the range, :func:`equity_by_hole`; when fewer ordered deals
+  remain than ``samples``, they are all enumerated, so ``soko_mini`` is exact throughout);
+* fold: 0; check/call: ``wp * pot - (1 - wp) * to_call``;
+* bet/raise putting in ``put`` chips, ``extra = put - to_call`` of which the target must call:
+  ``fp * pot + (1 - fp) * (wp' * (pot + extra) - (1 - wp') * put)``, where ``fp`` is the
+  target's fold probability to that raise over the range (its policy in the spot after the
+  raise) and ``wp'`` is ``wp`` against the range that does not fold.
+
+The best of these is played (ties: the lowest id). LBR is a legal strategy, so what it wins in a
+duplicate match against the target (``arena.match.play_match``: both seats, luck correction
+available) is a lower bound on the target's exploitability, with a 95% interval.
+
+It needs: two players, no wild cards and no Low Chicago, one face-down card each (Follow the
+Bitch deals three and more: its range would be tens of thousands of hands, so there only the
+learned best response applies, ``train/ppo.py --target``).
+
+>>> from arena.match import play_match
+>>> r = play_match("soko_mini", [LBRAgent("call"), "call"], hands=200, seed=0)
+>>> r.bb_per_100["lbr:call"] > 0
+True
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import math
+from functools import lru_cache
+
+import numpy as np
+
+from agents.base import Agent
+from agents.registry import display_name, make_agent
+from envs.actions import CHECK_CALL, FIRST_BET, FOLD, action_mask, apply_action
+from envs.engine.cards import Card
+from envs.engine.events import ACTION_KINDS, BET_KINDS, EventKind
+from envs.engine.game import Game, PlayerView
+from envs.engine.hands import evaluate_batch
+from envs.engine.rules import DOWN, Rules, hand_options, rules_evaluator
+
+__all__ = ["LBRAgent", "equity_by_hole", "check_rules", "action_id"]
+
+_CARD_BLIND = ("RandomAgent", "CallAgent", "RaiseAgent")
+"""Agents whose policy never depends on their cards: their actions say nothing about them."""
+
+
+def check_rules(rules: Rules, num_players: int = 2) -> None:
+    """A ValueError of one line unless LBR applies to ``rules`` (see the module docstring)."""
+    downs = sum(s.cards.count(DOWN) for s in rules.streets)
+    if num_players != 2:
+        raise ValueError(f"local best response is heads-up only, not {num_players} players")
+    if rules.follow_the_queen or rules.low_chicago:
+        raise ValueError(f"local best response needs a game without wild cards or Low Chicago; "
+                         f"{rules.name} has them (use the learned best response)")
+    if downs != 1:
+        raise ValueError(f"local best response needs one face-down card per player; {rules.name} "
+                         f"deals {downs} (use the learned best response)")
+
+
+def action_id(game: Game, event) -> int:
+    """The action id (``envs.actions``) of a logged action, in the spot ``game`` is in just
+    before it."""
+    kind = event.kind
+    if kind == EventKind.FOLD:
+        return FOLD
+    if kind in BET_KINDS:
+        return FIRST_BET + game.raise_to_amounts().index(event.round_total)
+    return CHECK_CALL
+
+
+# ---------------------------------------------------------------------------------------------
+# Win probability against every face-down card
+
+
+def _scores(rules: Rules, hands: np.ndarray) -> np.ndarray:
+    """Hand values (int64) of the rows of ``hands`` (card ids): ``evaluate_batch`` for five to
+    seven cards, the engine's evaluator (cached) for the short hands of short games."""
+    if hands.shape[1] >= 5:
+        return evaluate_batch(hands, **hand_options(rules))
+    return np.fromiter((_small_score(rules, tuple(sorted(row))) for row in hands.tolist()),
+                       dtype=np.int64, count=len(hands))
+
+
+@lru_cache(maxsize=1 << 16)
+def _small_score(rules: Rules, cards: tuple[int, ...]) -> int:
+    return int(rules_evaluator(rules)(tuple(Card(c) for c in cards)))
+
+
+def equity_by_hole(rules: Rules, mine: list[int], their_up: list[int], candidates: np.ndarray, *,
+                   to_come: tuple[int, int], samples: int, rng: np.random.Generator,
+                   unseen: np.ndarray) -> np.ndarray:
+    """My expected share of the pot at showdown (1 win, 1/2 tie, 0 loss) against each candidate
+    face-down card of the other player, (len(candidates),).
+
+    ``mine``: my cards; ``their_up``: the other's face-up cards; ``to_come``: (my, its) cards
+    still to come; ``unseen``: the cards I cannot see (candidates among them). The cards to
+    come are every ordered deal from ``unseen`` (when there are at most ``samples``) or
+    ``samples`` random ones; for each candidate only the deals without it count, which are
+    exactly the deals that can follow it."""
+    mine_n, theirs_n = to_come
+    k = mine_n + theirs_n
+    if k == 0:
+        me = _scores(rules, np.array([mine]))[0]
+        hands = np.column_stack([candidates, np.tile(their_up, (len(candidates), 1))]).astype(np.int64)
+        them = _scores(rules, hands)
+        return (me > them) + 0.5 * (me == them)
+    pool = np.asarray(unseen)
+    P = len(pool)
+    deals = math.perm(P, k)
+    if deals <= samples:
+        future = np.array(list(itertools.permutations(pool.tolist(), k)), dtype=np.int64)
+    else:
+        future = pool[np.argsort(rng.random((samples, P)), axis=1)[:, :k]]
+    S, C = len(future), len(candidates)
+    my_hands = np.column_stack([np.tile(mine, (S, 1)), future[:, :mine_n]]).astype(np.int64)
+    me = _scores(rules, my_hands)                                                   # (S,)
+    theirs = np.empty((S, C, 1 + len(their_up) + theirs_n), dtype=np.int64)
+    theirs[:, :, 0] = candidates[None, :]
+    theirs[:, :, 1:1 + len(their_up)] = their_up
+    theirs[:, :, 1 + len(their_up):] = future[:, None, mine_n:]
+    valid = ~(future[:, :, None] == candidates[None, None, :]).any(axis=1)           # (S, C)
+    them = np.zeros((S, C), dtype=np.int64)
+    them[valid] = _scores(rules, theirs[valid])
+    share = (me[:, None] > them) + 0.5 * (me[:, None] == them)
+    counts = valid.sum(axis=0)
+    return (share * valid).sum(axis=0) / np.maximum(counts, 1)
+
+
+# ---------------------------------------------------------------------------------------------
+# The target's policy for every face-down card
+
+
+class _TargetPolicy:
+    """The target's action probabilities in one spot for each candidate face-down card."""
+
+    def __init__(self, target: Agent, rules: Rules) -> None:
+        self.target = target
+        self.rules = rules
+        kind = type(target).__name__
+        self.card_blind = kind in _CARD_BLIND
+        self.encoder = None
+        if kind == "PPOAgent":
+            from envs.observation import ObservationEncoder
+
+            self.encoder = ObservationEncoder(rules)   # LBR's own: the target's follows the real game
+            self.hole = self.encoder.layout.slice("hole_cards")
+
+    def __call__(self, game: Game, seat: int, candidates: np.ndarray) -> np.ndarray:
+        """(len(candidates), actions): the target's policy in ``game`` (``seat`` to act) if it
+        held each candidate card face down."""
+        mask = action_mask(game)
+        if self.card_blind:
+            probs = np.asarray(self.target.policy(game.view(seat), mask), dtype=np.float64)
+            return np.broadcast_to(probs, (len(candidates), len(mask)))
+        if self.encoder is not None:
+            obs = self.encoder.encode(game, seat)
+            obs[self.hole] = 0.0
+            return self.target.probabilities_with_ones(obs, self.hole.start + candidates, mask)
+        view = game.view(seat)
+        log = list(view.log)
+        at = next(i for i, e in enumerate(log) if e.kind == EventKind.DEAL and not e.up and e.seat == seat)
+        out = np.empty((len(candidates), len(mask)))
+        for i, c in enumerate(candidates.tolist()):
+            card = Card(c)
+            log[at] = log[at]._replace(card=card)
+            probs = self.target.policy(dataclasses.replace(view, hole_cards=(card,), log=tuple(log)), mask)
+            if probs is None:
+                raise ValueError(f"agent {display_name(self.target)!r} does not give its action "
+                                 "probabilities (Agent.policy): no local best response (use the "
+                                 "learned best response)")
+            out[i] = probs
+        return out
+
+
+# ---------------------------------------------------------------------------------------------
+# The agent
+
+
+class LBRAgent(Agent):
+    """Local best response to ``target`` (an agent or a spec); ``samples`` roll-outs of the
+    cards to come per decision before the last street."""
+
+    def __init__(self, target: Agent | str, *, samples: int = 200) -> None:
+        super().__init__()
+        self.target = make_agent(target)
+        self.samples = samples
+        self.name = f"lbr:{display_name(self.target)}"
+        self._policy: _TargetPolicy | None = None
+        self._range: np.ndarray | None = None
+        self._seen_actions = 0
+        self._eq_key: tuple | None = None
+        self._eq = np.zeros(52)
+        self.last_values: dict[int, float] = {}
+
+    def reset(self, seed=None) -> None:
+        super().reset(seed)
+        self._range = None
+        self._seen_actions = 0
+        self._eq_key = None
+
+    def warm_up(self, rules: Rules) -> None:
+        """Build the hand tables the roll-outs use (and the target's), once per process."""
+        n = rules.cards_per_player
+        if n >= 5:
+            _scores(rules, np.arange(n, dtype=np.int64)[None, :] * 4)
+        warm = getattr(self.target, "warm_up", None)
+        if warm is not None:
+            warm(rules)
+
+    @property
+    def range(self) -> np.ndarray | None:
+        """Weights (52,) of the target's face-down card (unnormalised; None before the hand)."""
+        return self._range
+
+    def _replay(self, view: PlayerView, other: int) -> Game:
+        """The hand replayed from ``view`` (the target's face-down card a stand-in), updating
+        the range at every target action not yet seen."""
+        rules = view.rules
+        if self._policy is None or self._policy.rules != rules:
+            check_rules(rules, view.num_players)
+            self._policy = _TargetPolicy(self.target, rules)
+        if self._range is None:
+            self._range = np.zeros(52)
+            self._range[[int(c) for c in rules.deck]] = 1.0
+            self._range[[int(c) for c in view.hole_cards]] = 0.0
+        seen = {int(c) for c in view.hole_cards} | {int(c) for up in view.up_cards for c in up}
+        self._range[list(seen)] = 0.0   # a card seen now is not its face-down card
+        stand_ins = iter(int(c) for c in rules.deck if int(c) not in seen)
+        deck = [int(e.card) if e.card is not None else next(stand_ins)
+                for e in view.log if e.kind == EventKind.DEAL]
+        dealt = set(deck)
+        deck += [int(c) for c in rules.deck if int(c) not in dealt]   # a whole order: no shuffle
+        stacks = tuple(s + t for s, t in zip(view.stacks, view.total_committed))
+        game = Game(rules, view.num_players, stacks=stacks, button=view.button, deck=deck, seed=0)
+        actions = 0
+        for event in view.log:
+            if event.kind not in ACTION_KINDS:
+                continue
+            if actions >= self._seen_actions and event.seat == other:
+                self._update(game, other, action_id(game, event))
+            actions += 1
+            game.play_logged(event)
+        self._seen_actions = actions
+        return game
+
+    def _update(self, game: Game, other: int, action: int) -> None:
+        candidates = np.flatnonzero(self._range > 0)
+        if not len(candidates):
+            return
+        posterior = self._range.copy()
+        posterior[candidates] *= self._policy(game, other, candidates)[:, action]
+        # If no card explains the action (a policy that is not the one it played), keep the
+        # range as it was.
+        if posterior.sum() > 0:
+            self._range = posterior
+
+    def act(self, view: PlayerView, action_mask: np.ndarray) -> int:
+        legal = np.flatnonzero(action_mask)
+        if len(legal) == 1:
+            return int(legal[0])   # the range catches up at the next decision
+        me, other = view.seat, 1 - view.seat
+        game = self._replay(view, other)
+        rules = view.rules
+        seen = [int(c) for c in view.hole_cards] + [int(c) for up in view.up_cards for c in up]
+        weights = self._range.copy()
+        weights[seen] = 0.0
+        if weights.sum() <= 0:   # nothing explains its play: back to every unseen card
+            weights = np.zeros(52)
+            weights[[int(c) for c in rules.deck]] = 1.0
+            weights[seen] = 0.0
+        candidates = np.flatnonzero(weights)
+        w = weights[candidates] / weights[candidates].sum()
+        eq = self._equity(view, seen)[candidates]
+        wp = float(w @ eq)
+        pot, to_call = view.pot, view.to_call
+        values = {FOLD: 0.0, CHECK_CALL: wp * pot - (1 - wp) * to_call}
+        bets = [int(a) for a in legal if a >= FIRST_BET]
+        if bets:
+            committed = view.committed[me]
+            for i, a in enumerate(bets):
+                raise_to = view.raise_to_amounts[a - FIRST_BET]
+                put = raise_to - committed
+                extra = put - to_call
+                # The spot after the raise (the last size raises on this replay, others on a new one).
+                after = self._after(game if i == len(bets) - 1 else self._fresh(view, other), other, a)
+                if after is None:
+                    fold = np.zeros(len(candidates))
+                else:
+                    fold = self._policy(after, other, candidates)[:, FOLD]
+                fp = float(w @ fold)
+                stay = w * (1 - fold)
+                wp_called = float(stay @ eq / stay.sum()) if stay.sum() > 0 else wp
+                values[a] = fp * pot + (1 - fp) * (wp_called * (pot + extra) - (1 - wp_called) * put)
+        self.last_values = {a: v for a, v in values.items() if action_mask[a]}
+        return max(self.last_values, key=lambda a: (self.last_values[a], -a))
+
+    def _equity(self, view: PlayerView, seen: list[int]) -> np.ndarray:
+        """(52,) my showdown share against each unseen card as the target's face-down card;
+        computed once per street (the cards do not change between decisions of a street)."""
+        key = tuple(seen)
+        if self._eq_key != key:
+            rules, me, other = view.rules, view.seat, 1 - view.seat
+            unseen = np.setdiff1d([int(c) for c in rules.deck], seen)
+            mine = [int(c) for c in view.hole_cards] + [int(c) for c in view.up_cards[me]]
+            their_up = [int(c) for c in view.up_cards[other]]
+            total = rules.cards_per_player
+            eq = np.zeros(52)
+            eq[unseen] = equity_by_hole(rules, mine, their_up, unseen,
+                                        to_come=(total - len(mine), total - 1 - len(their_up)),
+                                        samples=self.samples, rng=self.rng, unseen=unseen)
+            self._eq_key, self._eq = key, eq
+        return self._eq
+
+    def _fresh(self, view: PlayerView, other: int) -> Game:
+        """Another replay of the hand (the range is up to date already, so nothing changes)."""
+        return self._replay(view, other)
+
+    @staticmethod
+    def _after(game: Game, other: int, action: int) -> Game | None:
+        """``game`` after LBR plays ``action`` (None when the target is not to act then)."""
+        apply_action(game, action)
+        return game if game.current_player == other else None
+
+

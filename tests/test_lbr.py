@@ -1,0 +1,197 @@
+"""Local best response (arena/lbr.py), the learned best response (train/ppo.py --target) and the
+exploit CLI's lbr and learned methods."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from agents.base import Agent
+from agents.registry import make_agent
+from arena.exact import agent_strategy, bb_per_100, build_tree, exploitability
+from arena.exploit import main as exploit_main
+from arena.lbr import LBRAgent, equity_by_hole
+from arena.match import play_match
+from envs.actions import CHECK_CALL, FIRST_BET, action_mask, apply_action, choose_action
+from envs.engine.cards import Card, parse_cards
+from envs.engine.game import Game
+from envs.engine.rules import get_rules
+
+TINY = get_rules("soko_mini", deck_ranks="KA", max_raises=1)   # 8 cards, one raise a round
+
+
+class AceRaiser(Agent):
+    """Completes the bring-in (or bets) with probability 0.8 holding an ace face down, else 0.2."""
+
+    randomises = True
+
+    def policy(self, view, action_mask):
+        p = 0.8 if view.hole_cards[0].rank == "A" else 0.2
+        out = np.zeros(len(action_mask))
+        if action_mask[FIRST_BET]:
+            out[FIRST_BET], out[CHECK_CALL] = p, 1 - p
+        else:
+            out[CHECK_CALL] = 1.0
+        return out
+
+    def act(self, view, action_mask):
+        return int(self.rng.choice(len(action_mask), p=self.policy(view, action_mask)))
+
+
+def test_range_is_bayes_on_the_targets_policy():
+    # Seat 1 (LBR): Ah down, Kd up; seat 0 (the target): 2c down, 3c up, brings in and completes.
+    g = Game("soko", 2, deck="Ah 2c Kd 3c", seed=0)
+    lbr = LBRAgent(AceRaiser())
+    lbr.reset(0)
+    assert g.current_player == 0
+    g.bet_or_raise()                          # the target completes
+    lbr.act(g.view(1), action_mask(g))
+    expected = np.zeros(52)
+    for c in get_rules("soko").deck:
+        expected[int(c)] = 0.8 if c.rank == "A" else 0.2
+    expected[[int(c) for c in parse_cards("Ah Kd 3c")]] = 0.0   # LBR sees these
+    assert np.allclose(lbr.range, expected)
+
+
+def test_equity_by_hole_on_the_last_street_is_exact():
+    rules = get_rules("soko")
+    mine = [int(c) for c in parse_cards("As Ah Ad Kc Kd")]      # a full house
+    their_up = [int(c) for c in parse_cards("2c 3c 4c 5c")]
+    candidates = np.array([int(c) for c in parse_cards("6c 7d Ac")])
+    eq = equity_by_hole(rules, mine, their_up, candidates, to_come=(0, 0), samples=10,
+                        rng=np.random.default_rng(0), unseen=candidates)
+    assert eq.tolist() == [0.0, 1.0, 0.0]   # 2-6 and A-5 straight flushes beat the full house; 7d: a four-flush
+
+
+def test_the_true_card_stays_in_the_range_of_a_deterministic_target():
+    target = make_agent("tag")
+    for seed in range(30):
+        g = Game("soko", 2, seed=seed)
+        lbr = LBRAgent(target, samples=50)
+        lbr.reset(seed)
+        while g.current_player is not None:
+            seat = g.current_player
+            if seat == 1:
+                apply_action(g, choose_action(lbr, g, action_mask(g)))
+                assert lbr.range[int(g.hole_cards(0)[0])] > 0
+            else:
+                apply_action(g, choose_action(target, g, action_mask(g)))
+
+
+@pytest.mark.parametrize("target", ["call", "random"])
+def test_lbr_is_below_the_exact_exploitability_on_soko_mini(target):
+    rules = get_rules("soko_mini")
+    tree = build_tree(rules)
+    exact = bb_per_100(tree, exploitability(tree, agent_strategy(tree, make_agent(target)))[0])
+    est = play_match(rules, [LBRAgent(target), target], hands=600, seed=1).estimates[f"lbr:{target}"]
+    assert est.low <= exact
+    assert est.mean > 0.5 * exact   # and not far below it against these
+
+
+def test_lbr_is_below_the_exact_exploitability_of_tag_on_a_tiny_deck():
+    tree = build_tree(TINY)
+    exact = bb_per_100(tree, exploitability(tree, agent_strategy(tree, make_agent("tag")))[0])
+    est = play_match(TINY, [LBRAgent("tag"), "tag"], hands=600, seed=2).estimates["lbr:tag"]
+    assert est.low <= exact and est.high > 0
+
+
+@pytest.mark.parametrize("target", ["call", "raise"])
+def test_lbr_beats_call_and_raise_at_soko(target):
+    est = play_match("soko", [LBRAgent(target, samples=50), target], hands=200, seed=0,
+                     luck_correction=True).estimates[f"lbr:{target}"]
+    assert est.low > 20
+
+
+def test_lbr_refuses_games_it_cannot_play():
+    g = Game("follow_the_bitch", 2, seed=0)
+    with pytest.raises(ValueError, match="wild cards"):
+        LBRAgent("call").act(g.view(g.current_player), action_mask(g))
+    g = Game("soko", 2, seed=0)
+    lbr = LBRAgent("equity:samples=20")
+    with pytest.raises(ValueError, match="does not give its action probabilities"):
+        while g.current_player is not None:
+            apply_action(g, choose_action(lbr if g.current_player == 1 else lbr.target, g, action_mask(g)))
+
+
+def test_ppo_batch_probabilities_match_its_policy(tmp_path):
+    from train.config import load_config
+    from train.ppo import main
+
+    cfg = load_config("configs/smoke.yaml", overrides=[f"run.out_dir={tmp_path}", "eval.every=0",
+                                                      "opponents.self_play.every=0"])
+    run = main(cfg, command=["test"], progress=False)
+    for deterministic in (True, False):
+        agent = make_agent(f"ppo:{run / 'final_model.zip'},deterministic={str(deterministic).lower()}")
+        g = Game("soko", 2, seed=3)
+        from envs.observation import ObservationEncoder
+
+        encoder = ObservationEncoder("soko")
+        obs = encoder.encode(g, g.current_player)
+        hole = encoder.layout.slice("hole_cards")
+        card = int(np.flatnonzero(obs[hole])[0])
+        obs[hole] = 0.0
+        mask = action_mask(g)
+        batch = agent.probabilities_with_ones(obs, np.array([hole.start + card, hole.start + card]), mask)
+        assert np.allclose(batch[0], agent.policy(g.view(g.current_player), mask), atol=1e-6)
+        # LBR against the model: the true card stays in the range when the model is deterministic
+        if deterministic:
+            lbr = LBRAgent(agent, samples=30)
+            for seed in range(10):
+                g = Game("soko", 2, seed=seed)
+                lbr.reset(seed)
+                while g.current_player is not None:
+                    if g.current_player == 1:
+                        apply_action(g, choose_action(lbr, g, action_mask(g)))
+                        assert lbr.range[int(g.hole_cards(0)[0])] > 0
+                    else:
+                        apply_action(g, choose_action(agent, g, action_mask(g)))
+
+
+def test_exploit_cli_lbr_and_learned(tmp_path, capsys):
+    assert exploit_main(["--game", "soko", "--agent", "call", "--method", "lbr", "--hands", "40",
+                         "--samples", "30", "--out", str(tmp_path), "--name", "l", "--no-progress"]) == 0
+    data = json.loads((tmp_path / "l" / "results.json").read_text())
+    assert data["method"] == "lbr" and data["lower_bound"] and len(data["ci95"]) == 2
+    assert data["match"]["hands"] == 40
+    assert "at least" in capsys.readouterr().out
+    assert exploit_main(["--game", "soko_mini", "--agent", "call", "--method", "learned", "--steps", "512",
+                         "--hands", "40", "--out", str(tmp_path), "--name", "b", "--no-progress",
+                         "--set", "ppo.n_envs=2", "--set", "ppo.batch_size=128", "--set", "ppo.n_steps=128"]) == 0
+    data = json.loads((tmp_path / "b" / "results.json").read_text())
+    assert data["method"] == "learned" and data["best_response_agent"].startswith("ppo:")
+    assert data["steps"] == 512 and data["match"]["hands"] == 40
+
+
+def test_exploit_cli_errors_are_one_line(capsys):
+    assert exploit_main(["--game", "follow_the_bitch", "--agent", "call", "--method", "lbr"]) == 2
+    err = capsys.readouterr().err
+    assert "wild cards" in err and err.count("\n") == 1
+    assert exploit_main(["--game", "soko", "--agent", "call", "--method", "learned", "--hands", "0"]) == 2
+    assert capsys.readouterr().err.count("\n") == 1
+
+
+def test_train_target_errors_are_one_line_exit_2(capsys):
+    from train.ppo import cli
+
+    assert cli(["--config", "configs/best_response.yaml", "--target", "nobody"]) == 2
+    err = capsys.readouterr().err
+    assert "unknown agent 'nobody'" in err and err.count("\n") == 1
+    assert cli(["--config", "configs/best_response.yaml", "--target", "tag", "--set", "eval.lbr_hands=-1"]) == 2
+    assert capsys.readouterr().err.count("\n") == 1
+    with pytest.raises(SystemExit) as exc:
+        cli(["--resume", "runs/x", "--target", "tag"])
+    assert exc.value.code == 2
+
+
+def test_target_replaces_the_opponents():
+    from train.config import ConfigError, load_config
+
+    cfg = load_config("configs/soko_ppo.yaml", target="tag")
+    assert cfg.opponents.baselines == {"tag": 1.0}
+    assert cfg.opponents.self_play.every == 0 and cfg.eval.baselines == ["tag"]
+    with pytest.raises(ConfigError, match="exact for heads-up soko_mini only"):
+        load_config("configs/soko_ppo.yaml", overrides=["eval.exploitability=true"])
+    with pytest.raises(ConfigError, match="eval.lbr_hands: local best response needs"):
+        load_config("configs/follow_the_bitch_ppo.yaml", overrides=["eval.lbr_hands=10"])
