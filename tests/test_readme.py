@@ -100,7 +100,10 @@ RULES = [
     Rule("tensorboard", r"tensorboard\b", skip="a server that runs until stopped"),
     Rule("training", r"\.venv/bin/python train/ppo\.py ", rewrite=_training),
     Rule("tournament", r"\.venv/bin/python -m arena ", rewrite=_tournament),
-    Rule("exploitability of a baseline", r"\.venv/bin/python -m arena\.exploit .*--agent (random|call|raise) "),
+    Rule("exploitability of a baseline", r"\.venv/bin/python -m arena\.exploit .*--agent (random|call|raise|tag) "
+                                         r"--method (exact|lbr)", rewrite=_tournament),
+    Rule("learned best response", r"\.venv/bin/python -m arena\.exploit .*--method learned",
+         skip="trains a model for minutes"),
     Rule("exploitability of a trained model", r"\.venv/bin/python -m arena\.exploit .*--agent '?ppo:",
          skip="needs a model trained on soko_mini, which the smoke runs are not"),
     Rule("benchmark", r"\.venv/bin/python bench/", skip="runs for minutes; `make bench QUICK=1` runs it"),
