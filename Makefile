@@ -44,7 +44,7 @@ test: setup
 	$(PYTHON) -m pytest
 
 bench: $(BENCH_STAMP)
-	@set -e; for script in $(sort $(wildcard bench/*.py)); do \
+	@set -e; for script in $(filter-out bench/quick_option.py,$(sort $(wildcard bench/*.py))); do \
 	  echo "== $$script $(BENCH_FLAGS)"; \
 	  start=$$(date +%s); \
 	  $(PYTHON) $$script $(BENCH_FLAGS); \

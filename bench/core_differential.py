@@ -1,6 +1,6 @@
 """The compiled core against the reference engine over a million hands (or ``--hands``).
 
-Cycles through every variant of ``tests/differential.py`` (each preset under each betting
+Cycles through every variant of ``envs/differential.py`` (each preset under each betting
 structure, plus each rule option off its preset value) and every player count, alternating
 deep and short stacks, in batches of ``--batch`` seeded hands; every step of every hand
 compares the player to act, the action mask, the raise-to amounts and the pot, and every
@@ -16,11 +16,12 @@ import itertools
 import sys
 import time
 from collections import Counter
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from envs.differential import Report, compare, variants
+import quick_option  # bench/quick_option.py (this folder is on sys.path for a script)
 
-from tests.differential import Report, compare, variants  # noqa: E402
+# `--quick` (bench/quick_option.py): these options.
+QUICK = {"hands": 2000}
 
 
 def main(argv=None) -> int:
@@ -30,7 +31,7 @@ def main(argv=None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--observations", action="store_true",
                         help="also compare observations (the player to act's at every step, every seat's at the end)")
-    args = parser.parse_args(argv)
+    args = quick_option.parse_args(parser, QUICK, argv)
 
     configs = [(rules, players, short) for rules in variants()
                for players in range(rules.min_players, rules.max_players + 1)

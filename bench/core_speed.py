@@ -13,17 +13,17 @@ observation of every hand's player to act at every step too.
 from __future__ import annotations
 
 import argparse
-import sys
 import time
-from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from envs.actions import action_mask, apply_action, random_action
+from envs.batched import BatchedGame
+from envs.engine.game import Game
+import quick_option  # bench/quick_option.py (this folder is on sys.path for a script)
 
-from envs.actions import action_mask, apply_action, random_action  # noqa: E402
-from envs.batched import BatchedGame  # noqa: E402
-from envs.engine.game import Game  # noqa: E402
+# `--quick` (bench/quick_option.py): these options.
+QUICK = {"seconds": 0.3}
 
 
 def reference(game: str, players: int, seconds: float) -> tuple[float, float]:
@@ -61,7 +61,7 @@ def main(argv=None) -> None:
     parser.add_argument("--seconds", type=float, default=3.0)
     parser.add_argument("--batch", type=int, default=1024)
     parser.add_argument("--threads", type=int, default=1, help="threads per core step")
-    args = parser.parse_args(argv)
+    args = quick_option.parse_args(parser, QUICK, argv)
     print(f"{'game':<30} {'players':>7} {'reference hands/s':>18} {'core hands/s':>13} "
           f"{'core steps/s':>13} {'ratio':>6} {'core+obs hands/s':>17}")
     for game, players in (("soko", 2), ("soko", 6), ("follow_the_bitch", 2),

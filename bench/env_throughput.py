@@ -34,6 +34,7 @@ from envs import SingleAgentEnv, follow_the_bitch_v0, soko_v0
 from envs.actions import action_mask, apply_action
 from envs.engine.game import Game
 from envs.stud_env import ActionSpace, MirroredAECEnv, wrap_env
+import quick_option  # bench/quick_option.py (this folder is on sys.path for a script)
 
 
 def texas_holdem_v4():
@@ -165,10 +166,8 @@ def null_aec_env():
 # ----------------------------------------------------------------------------------------
 
 
-# `--quick` (make bench QUICK=1): a smoke run that exercises every path in seconds; its
-# numbers are noisy, not for docs/results.md.
+# `--quick` (bench/quick_option.py): these options.
 QUICK = {"seconds": 0.5, "rounds": 2}
-QUICK_HELP = "--seconds 0.5 --rounds 2"
 
 
 def main(argv: list[str] | None = None) -> dict[str, tuple[float, float]]:
@@ -177,12 +176,7 @@ def main(argv: list[str] | None = None) -> dict[str, tuple[float, float]]:
     parser.add_argument("--rounds", type=int, default=8, help="interleaved slices per env")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--no-diagnostics", action="store_true", help="skip the cost-split rows")
-    parser.add_argument("--quick", action="store_true",
-                        help=f"smallest useful run, for `make bench QUICK=1`: {QUICK_HELP}")
-    args = parser.parse_args(argv)
-    if args.quick:  # options given on the command line still win over the quick ones
-        parser.set_defaults(**QUICK)
-        args = parser.parse_args(argv)
+    args = quick_option.parse_args(parser, QUICK, argv)
 
     texas = texas_holdem_v4()
     runs: dict[str, tuple] = {}

@@ -28,6 +28,7 @@ import numpy as np
 
 from envs.engine.cards import DECK
 from envs.engine.hands import evaluate, evaluate_batch, evaluator
+import quick_option  # bench/quick_option.py (this folder is on sys.path for a script)
 
 
 def deal_hands(count: int, seed: int, size: int = 7) -> np.ndarray:
@@ -53,10 +54,8 @@ def time_calls(function, hands, repeats: int = 1, *, two_args: bool = False) -> 
     return best
 
 
-# `--quick` (make bench QUICK=1): a smoke run that exercises every path in seconds; its
-# numbers are noisy, not for docs/results.md.
+# `--quick` (bench/quick_option.py): these options.
 QUICK = {"hands": 20000, "repeats": 1}
-QUICK_HELP = "--hands 20000 --repeats 1"
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -67,12 +66,7 @@ def main(argv: list[str] | None = None) -> None:
                         help="separate random hands run once through every path before timing "
                              "(default: as many as --hands, so lazy caches reach steady state)")
     parser.add_argument("--repeats", type=int, default=3, help="timed passes per path; the best counts")
-    parser.add_argument("--quick", action="store_true",
-                        help=f"smallest useful run, for `make bench QUICK=1`: {QUICK_HELP}")
-    args = parser.parse_args(argv)
-    if args.quick:  # options given on the command line still win over the quick ones
-        parser.set_defaults(**QUICK)
-        args = parser.parse_args(argv)
+    args = quick_option.parse_args(parser, QUICK, argv)
     if args.warmup is None:
         args.warmup = args.hands
 

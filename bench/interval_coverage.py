@@ -18,12 +18,11 @@ import argparse
 import numpy as np
 
 from arena.match import play_match
+import quick_option  # bench/quick_option.py (this folder is on sys.path for a script)
 
 
-# `--quick` (make bench QUICK=1): a smoke run that exercises every path in seconds; its
-# numbers are noisy, not for docs/results.md.
+# `--quick` (bench/quick_option.py): these options.
 QUICK = {"matches": 8, "hands": 600, "reference_hands": 3000}
-QUICK_HELP = "--matches 8 --hands 600 --reference-hands 3000"
 
 
 def main(argv=None) -> None:
@@ -34,12 +33,7 @@ def main(argv=None) -> None:
     parser.add_argument("--hands", type=int, default=800, help="hands per short match")
     parser.add_argument("--reference-hands", type=int, default=20000)
     parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--quick", action="store_true",
-                        help=f"smallest useful run, for `make bench QUICK=1`: {QUICK_HELP}")
-    args = parser.parse_args(argv)
-    if args.quick:  # options given on the command line still win over the quick ones
-        parser.set_defaults(**QUICK)
-        args = parser.parse_args(argv)
+    args = quick_option.parse_args(parser, QUICK, argv)
     a, b = args.agents
     ref = play_match(args.game, [a, b], hands=args.reference_hands, seed=0, luck_correction=True,
                      workers=args.workers).estimates[a]

@@ -18,6 +18,7 @@ import os
 import resource
 
 from arena.tournament import TournamentConfig, run_tournament
+import quick_option  # bench/quick_option.py (this folder is on sys.path for a script)
 
 
 def _cpu() -> float:
@@ -26,10 +27,8 @@ def _cpu() -> float:
     return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
-# `--quick` (make bench QUICK=1): a smoke run that exercises every path in seconds; its
-# numbers are noisy, not for docs/results.md.
+# `--quick` (bench/quick_option.py): these options.
 QUICK = {"hands": 600}
-QUICK_HELP = "--hands 600"
 
 
 def main(argv=None) -> None:
@@ -42,12 +41,7 @@ def main(argv=None) -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--luck", choices=["both", "on", "off"], default="both",
                         help="with and/or without the luck correction (arena/luck.py)")
-    parser.add_argument("--quick", action="store_true",
-                        help=f"smallest useful run, for `make bench QUICK=1`: {QUICK_HELP}")
-    args = parser.parse_args(argv)
-    if args.quick:  # options given on the command line still win over the quick ones
-        parser.set_defaults(**QUICK)
-        args = parser.parse_args(argv)
+    args = quick_option.parse_args(parser, QUICK, argv)
     for luck in ([False, True] if args.luck == "both" else [args.luck == "on"]):
         run(args, luck)
 

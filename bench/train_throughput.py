@@ -45,6 +45,7 @@ from stable_baselines3.common.vec_env import DummyVecEnv  # noqa: E402
 from train.config import Config, load_config  # noqa: E402
 from train.ppo import _learning_rate, _policy_kwargs  # noqa: E402
 from train.vec import make_vec_env, set_pool  # noqa: E402
+import quick_option  # bench/quick_option.py (this folder is on sys.path for a script)
 
 DEFAULT_THREADS = torch.get_num_threads()
 
@@ -143,10 +144,8 @@ def our_model(cfg: Config, seed: int = 0) -> MaskablePPO:
 # ----------------------------------------------------------------------------------------
 
 
-# `--quick` (make bench QUICK=1): a smoke run that exercises every path in seconds; its
-# numbers are noisy, not for docs/results.md.
+# `--quick` (bench/quick_option.py): these options.
 QUICK = {"rounds": 1, "tutorial_n_steps": 512, "one_thread_tutorial_only": True}
-QUICK_HELP = "--rounds 1 --tutorial-n-steps 512 --one-thread-tutorial-only"
 
 
 class Setup:
@@ -192,12 +191,7 @@ def main(argv: list[str] | None = None) -> None:
                         help="skip the tutorial setups with torch's default thread count: the slowest "
                              "rows (minutes on a busy machine, where their threads fight for the cores), "
                              "and not the best tutorial setup here")
-    parser.add_argument("--quick", action="store_true",
-                        help=f"smallest useful run, for `make bench QUICK=1`: {QUICK_HELP}")
-    args = parser.parse_args(argv)
-    if args.quick:  # options given on the command line still win over the quick ones
-        parser.set_defaults(**QUICK)
-        args = parser.parse_args(argv)
+    args = quick_option.parse_args(parser, QUICK, argv)
 
     cfg = load_config(args.config)
     tutorial_steps = args.tutorial_n_steps

@@ -1,6 +1,6 @@
 """The compiled core (envs.batched) plays exactly like the reference engine (envs.engine).
 
-A sample of ``tests/differential.py``: every preset x player count x betting structure, plus
+A sample of ``envs/differential.py``: every preset x player count x betting structure, plus
 each rule option off its preset value, with deep and short stacks; identical player to act,
 mask, raise-to amounts, pot and observation (bit for bit, ``envs.observation``) at every
 step, identical payoffs and every seat's observation at the end.
@@ -14,7 +14,7 @@ from envs.batched import BatchedGame, evaluate as core_evaluate
 from envs.engine.cards import RANKS
 from envs.engine.hands import evaluate
 from envs.engine.rules import RULES
-from tests.differential import compare, sweep, variants
+from envs.differential import compare, sweep, variants
 
 
 def test_every_variant_and_table_size_matches_the_reference():

@@ -15,17 +15,11 @@ import pytest
 
 from envs.batched import BatchedGame
 from envs.engine.game import Game
-from envs.engine.rules import get_rules
-from tests.test_observation_layout import DIGESTS, HANDS, configurations, key
+from tests.test_observation_layout import DIGESTS, HANDS, configurations, key, pinned_setup
 
 
 def core_digest(preset: str, betting: str, n: int, queens_wild: bool) -> str:
-    overrides = {"betting": betting}
-    if queens_wild:
-        overrides["queens_wild"] = True
-    rules = get_rules(preset, **overrides)
-    seed = int.from_bytes(hashlib.sha256(key(preset, betting, n, queens_wild).encode()).digest()[:8], "little")
-    rng = np.random.default_rng(seed)
+    rules, rng = pinned_setup(preset, betting, n, queens_wild)
     core = BatchedGame(rules, n, 1, auto_reset=False, observations=True)
     zeros = np.zeros(core.num_actions, dtype=np.int8)
     h = hashlib.sha256()

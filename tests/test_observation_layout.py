@@ -48,14 +48,18 @@ def key(preset: str, betting: str, n: int, queens_wild: bool) -> str:
     return f"{preset}/{betting}/{n}p" + ("/queens_wild" if queens_wild else "")
 
 
-def digest(preset: str, betting: str, n: int, queens_wild: bool) -> str:
-    """SHA-256 of every observation and mask of every seat at every step of the seeded hands."""
+def pinned_setup(preset: str, betting: str, n: int, queens_wild: bool):
+    """The rules of a pinned configuration and the generator its hands are drawn from."""
     overrides = {"betting": betting}
     if queens_wild:
         overrides["queens_wild"] = True
-    rules = get_rules(preset, **overrides)
     seed = int.from_bytes(hashlib.sha256(key(preset, betting, n, queens_wild).encode()).digest()[:8], "little")
-    rng = np.random.default_rng(seed)
+    return get_rules(preset, **overrides), np.random.default_rng(seed)
+
+
+def digest(preset: str, betting: str, n: int, queens_wild: bool) -> str:
+    """SHA-256 of every observation and mask of every seat at every step of the seeded hands."""
+    rules, rng = pinned_setup(preset, betting, n, queens_wild)
     encoder = ObservationEncoder(rules)
     h = hashlib.sha256()
 
