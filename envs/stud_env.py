@@ -311,9 +311,10 @@ class StudEnv(MirroredAECEnv, EzPickle):
     }
 
     def __init__(self, num_players: int = 2, render_mode: str | None = None, stacks=None,
-                 rules: Rules | str | None = None, reward: str = "big_bets", **overrides) -> None:
+                 rules: Rules | str | None = None, reward: str = "big_bets",
+                 observation_features: Sequence[str] = (), **overrides) -> None:
         EzPickle.__init__(self, num_players=num_players, render_mode=render_mode, stacks=stacks,
-                          rules=rules, reward=reward, **overrides)
+                          rules=rules, reward=reward, observation_features=observation_features, **overrides)
         super().__init__()
         if not self.game_name:
             raise TypeError("StudEnv is shared code: create soko_v0.env() or follow_the_bitch_v0.env()")
@@ -324,7 +325,7 @@ class StudEnv(MirroredAECEnv, EzPickle):
         self.render_mode = render_mode
         self.stacks = normalize_stacks(stacks, num_players)
         self.reward_unit = reward
-        self.encoder = ObservationEncoder(r)
+        self.encoder = ObservationEncoder(r, features=observation_features)
         self.layout = self.encoder.layout
         self.num_actions = num_actions(r)
         self.possible_agents = [f"player_{i}" for i in range(num_players)]
