@@ -35,6 +35,17 @@ Conventions
 - Counts (raises this round, the betting history) are divided by ``1 + max_raises`` and
   clipped at 1.
 
+Optional pieces
+---------------
+``build_layout(rules, features=...)`` (and ``ObservationEncoder(rules, features=...)``) appends
+the pieces of :data:`FEATURES` asked for, after every other piece and in that order, so the
+default layout never changes: ``hand_class`` (the category of the observer's own cards),
+``showing_class`` (each relative seat's face-up category) and ``win_probability``
+(:func:`envs.engine.equity.win_probability`, computed once per seat and log position).
+
+>>> build_layout("soko", features=["win_probability", "hand_class"]).features
+('hand_class', 'win_probability')
+
 Only the observer's own face-down cards are encoded: the encoder keeps the table in absolute
 seat order and gathers each observation through a per-observer index array that reaches no
 other seat's face-down cards, so nothing in it depends on them.
@@ -265,6 +276,11 @@ def _showing_classes(game: Game, current, sizes) -> tuple[float, ...]:
 def _write_win_probability(view: np.ndarray, encoder: ObservationEncoder, game: Game, seat: int, hole) -> None:
     # One computation per seat and log position: the env and a tournament may encode one
     # spot more than once.
+    # At the end of the hand it is the share the seat won (every card that decided it is known;
+    # no policy acts on it, so no simulation is spent on it).
+    if game.is_over:
+        view[0] = (game.payoffs[seat] + game.total_committed[seat]) / game.pot if game.pot else 0.0
+        return
     key = (seat, encoder._pos)
     value = encoder._win_cache.get(key)
     if value is None:
@@ -331,7 +347,8 @@ def build_layout(rules: Rules | str, features=()) -> Layout:
         "showing_class": piece("showing_class", n * CATEGORIES, f"optional: {FEATURES['showing_class']}, "
                                f"one-hot ({n} x {CATEGORIES}, seat-major)", seats=n, state=_showing_classes),
         "win_probability": piece("win_probability", 1, f"optional: {FEATURES['win_probability']} (exact "
-                                 f"on the last street, else {WIN_SAMPLES} seeded deals; 0 after folding)",
+                                 f"on the last street, else {WIN_SAMPLES} seeded deals; 0 after folding; "
+                                 "at the end, the share won)",
                                  observer=_write_win_probability),
     }
     pieces += [optional[name] for name in features]

@@ -121,16 +121,19 @@ def test_the_win_probability_before_the_last_street_is_seeded_by_what_the_seat_s
     assert 0.5 < values[0] < 1.0  # a pair of fives against K-Q showing
 
 
-def test_win_probability_is_zero_after_folding_and_one_when_alone():
-    game = Game("soko", 2, deck="7d Ad Ks Kh", button=0, seed=0)
-    folder = game.current_player
-    apply_action(game, 1)   # bring-in
-    apply_action(game, 2)   # complete
-    apply_action(game, 0)   # the bring-in folds
-    assert game.is_over and game.folded[folder]
+def test_win_probability_is_zero_after_folding_and_the_share_won_at_the_end():
+    game = Game("soko", 3, seed=2)
     encoder = ObservationEncoder("soko", features=ALL)
+    apply_action(game, 1)                   # the bring-in
+    folder = game.current_player
+    apply_action(game, 0)                   # folds; the hand goes on
+    assert not game.is_over and game.folded[folder]
     assert unpack(encoder, game, folder)["win_probability"][0] == 0.0
-    assert unpack(encoder, game, 1 - folder)["win_probability"][0] == 1.0
+    while not game.is_over:
+        apply_action(game, 1)               # check and call down to the showdown
+    for seat in range(3):
+        won = (game.payoffs[seat] + game.total_committed[seat]) / game.pot
+        assert unpack(encoder, game, seat)["win_probability"][0] == np.float32(won)
 
 
 @pytest.mark.parametrize("module, kwargs", [
