@@ -208,9 +208,10 @@ def resolve_checkpoint(path: str | Path) -> Path:
     raise ValueError(f"no checkpoint at {path}: no such file or folder")
 
 
-def _model_sizes(path: Path) -> tuple[int, int]:
-    """(observation size, number of actions) of an SB3 model file, read from the zip's JSON
-    ``data`` entry (no torch); a ValueError when the file is not such a model."""
+def _model_sizes(path: Path) -> tuple[int, int, tuple[str, ...]]:
+    """(observation size, number of actions, optional observation pieces) of an SB3 model file,
+    read from the zip's JSON ``data`` entry (no torch); a ValueError when the file is not such a
+    model."""
     try:
         with zipfile.ZipFile(path) as z:
             names = set(z.namelist())
@@ -228,7 +229,13 @@ def _model_sizes(path: Path) -> tuple[int, int]:
     except (KeyError, TypeError, ValueError):
         raise ValueError(f"{path} is not a model of this project: its spaces are not a flat observation "
                          f"and a discrete action") from None
-    return int(size), actions
+    from envs.observation import check_features
+
+    try:
+        features = check_features(data.get("observation_features") or ())
+    except (ValueError, TypeError) as exc:
+        raise ValueError(f"{path}: {exc}") from None
+    return int(size), actions, features
 
 
 def _rules_label(rules) -> str:
@@ -245,7 +252,7 @@ def _rules_label(rules) -> str:
     return f"{rules.name} ({', '.join(diff)})"
 
 
-def _trained_for(path: Path, obs_size: int) -> str:
+def _trained_for(path: Path, obs_size: int, features: tuple[str, ...] = ()) -> str:
     """What a model was trained for: the run's ``config.yaml`` (next to ``final_model.zip``, or
     one folder up from ``checkpoints/``), else the presets whose observations have its size."""
     from envs.engine.rules import RULES, get_rules
@@ -262,7 +269,7 @@ def _trained_for(path: Path, obs_size: int) -> str:
                 return _rules_label(get_rules(env["game"], **overrides))
             except Exception:  # an unreadable config: fall back on the sizes
                 break
-    games = [name for name in RULES if build_layout(name).size == obs_size]
+    games = [name for name in RULES if build_layout(name, features).size == obs_size]
     return " or ".join(games) if games else "another game"
 
 
@@ -275,20 +282,20 @@ def check_spec(spec: str, rules=None) -> None:
     if name == "ppo":
         try:
             path = resolve_checkpoint(options["path"])
-            obs_size, actions = _model_sizes(path)
+            obs_size, actions, features = _model_sizes(path)
         except ValueError as exc:
             raise ValueError(f"agent {spec.strip()!r}: {exc}") from None
         if rules is not None:
             from envs.actions import num_actions
             from envs.observation import build_layout
 
-            want_obs, want_actions = build_layout(rules).size, num_actions(rules)
+            want_obs, want_actions = build_layout(rules, features).size, num_actions(rules)
             if (obs_size, actions) != (want_obs, want_actions):
                 what = (f"observation {obs_size}; this tournament plays {_rules_label(rules)}, {want_obs}"
                         if obs_size != want_obs else
                         f"{actions} actions; this tournament plays {_rules_label(rules)}, {want_actions}")
                 raise ValueError(f"agent {spec.strip()!r}: {path} was trained for "
-                                 f"{_trained_for(path, obs_size)}, {what}")
+                                 f"{_trained_for(path, obs_size, features)}, {what}")
     elif name in ("cfr", "br"):
         from agents.table import load_table
 

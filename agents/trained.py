@@ -10,7 +10,10 @@ same kind of file): ``agents.registry.resolve_checkpoint`` finds it. A model sti
 (the learner being snapshotted) becomes an agent with :meth:`PPOAgent.from_model`.
 
 **Input.** The policy's input is the env's observation vector, so the agent encodes the game
-with ``envs.observation.ObservationEncoder``, the encoder the training env uses.
+with ``envs.observation.ObservationEncoder``, the encoder the training env uses, with the optional
+pieces the model was trained with (:attr:`PPOAgent.features`: ``train/ppo.py`` stores
+``env.observation_features`` in the model zip's data as ``observation_features``; older models
+have none).
 ``act_game(game, seat, action_mask)`` encodes the game (harnesses prefer it, through
 ``envs.actions.choose_action``); ``act(view, action_mask)`` and ``policy(view, action_mask)``
 encode ``agents.base.game_from_view(view)``, a replay of the view with stand-in cards for the
@@ -44,7 +47,7 @@ import numpy as np
 from agents.base import Agent, game_from_view
 from envs.engine.game import Game, PlayerView
 
-__all__ = ["PPOAgent", "NumpyActor", "TorchActor", "actor_of"]
+__all__ = ["PPOAgent", "NumpyActor", "TorchActor", "actor_of", "model_features"]
 
 _ACTIVATIONS = {
     "Tanh": np.tanh,
@@ -145,6 +148,14 @@ def _numpy_layers(policy) -> list[tuple[np.ndarray, np.ndarray, str | None]] | N
     return layers
 
 
+def model_features(model) -> tuple[str, ...]:
+    """The optional observation pieces a MaskablePPO model was trained with (none if it does
+    not say: models from before the option)."""
+    from envs.observation import check_features
+
+    return check_features(getattr(model, "observation_features", None) or ())
+
+
 def actor_of(policy) -> NumpyActor | TorchActor:
     """The fastest exact forward pass for a MaskablePPO policy: NumPy for a plain MLP, else torch."""
     layers = _numpy_layers(policy)
@@ -165,6 +176,7 @@ class PPOAgent(Agent):
         self.path = Path(path)
         self.deterministic = deterministic
         self._actor: NumpyActor | TorchActor | None = None
+        self._features: tuple[str, ...] = ()
         self._encoders: dict = {}
 
     @classmethod
@@ -177,6 +189,7 @@ class PPOAgent(Agent):
         agent.name = name
         layers = _numpy_layers(model.policy)
         agent._actor = NumpyActor(layers) if layers is not None else TorchActor(copy.deepcopy(model.policy))
+        agent._features = model_features(model)
         return agent
 
     def clone(self, *, name: str | None = None) -> PPOAgent:
@@ -185,6 +198,7 @@ class PPOAgent(Agent):
         other = type(self)(path=str(self.path), deterministic=self.deterministic)
         other.name = self.name if name is None else name
         other._actor = self.actor
+        other._features = self._features
         return other
 
     @property
@@ -195,8 +209,15 @@ class PPOAgent(Agent):
             from agents.registry import resolve_checkpoint
 
             model = MaskablePPO.load(str(resolve_checkpoint(self.path)), device="cpu")
+            self._features = model_features(model)
             self._actor = actor_of(model.policy)
         return self._actor
+
+    @property
+    def features(self) -> tuple[str, ...]:
+        """The optional observation pieces the network was trained with (``envs.observation.FEATURES``)."""
+        self.actor  # loads the model (and its features) if not yet loaded
+        return self._features
 
     @property
     def obs_size(self) -> int:
@@ -213,7 +234,7 @@ class PPOAgent(Agent):
         if encoder is None:
             from envs.observation import ObservationEncoder
 
-            encoder = self._encoders[game.rules] = ObservationEncoder(game.rules)
+            encoder = self._encoders[game.rules] = ObservationEncoder(game.rules, features=self.features)
         return encoder.encode(game, seat)
 
     def _logits(self, observation: np.ndarray, action_mask: np.ndarray) -> np.ndarray:

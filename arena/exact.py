@@ -464,6 +464,9 @@ def _ppo_strategy(tree: Tree, agent, strategy, seats) -> None:
     from envs.observation import ObservationEncoder
 
     t = tree
+    if agent.features:
+        raise ValueError(f"the batched ppo policy needs a model trained without observation features, "
+                         f"not with {', '.join(agent.features)} (they are not linear in the cards)")
     layers = agent.actor.layers
     encoder = ObservationEncoder(t.rules)
     lay = encoder.layout

@@ -35,6 +35,17 @@ Conventions
 - Counts (raises this round, the betting history) are divided by ``1 + max_raises`` and
   clipped at 1.
 
+Optional pieces
+---------------
+``build_layout(rules, features=...)`` (and ``ObservationEncoder(rules, features=...)``) appends
+the pieces of :data:`FEATURES` asked for, after every other piece and in that order, so the
+default layout never changes: ``hand_class`` (the category of the observer's own cards),
+``showing_class`` (each relative seat's face-up category) and ``win_probability``
+(:func:`envs.engine.equity.win_probability`, computed once per seat and log position).
+
+>>> build_layout("soko", features=["win_probability", "hand_class"]).features
+('hand_class', 'win_probability')
+
 Only the observer's own face-down cards are encoded: the encoder keeps the table in absolute
 seat order and gathers each observation through a per-observer index array that reaches no
 other seat's face-down cards, so nothing in it depends on them.
@@ -63,14 +74,31 @@ import numpy as np
 from envs.actions import FIRST_BET, legal_mask, num_actions
 from envs.engine.game import BET_KINDS, Game
 from envs.engine.cards import RANKS
+from envs.engine.equity import win_probability
+from envs.engine.hands import Category
 from envs.engine.rules import (NO_LOW_CHICAGO, QUEEN, SPADE, Betting, Rules, get_rules,
-                               low_chicago_key)
+                               low_chicago_key, rules_evaluator)
 
 CALL_KINDS = frozenset(("call", "bring_in"))  # what the history counts as calls
 LOG_PIECES = frozenset(("hole_cards", "up_cards", "chicago_up", "history"))
 """The pieces ``ObservationEncoder._catch_up`` writes from log events."""
 SCALES = ("one", "pot", "seat", "table", "big_bet", "count")
 """What a state piece's chips or counts are divided by (see :func:`chip_scales`)."""
+
+FEATURES = {
+    "hand_class": "made-hand category of the observer's own cards (face-down and face-up, wild cards in force)",
+    "showing_class": "made-hand category of each relative seat's face-up cards (wild cards in force)",
+    "win_probability": "observer's expected share of the pot at showdown against uniformly random unseen "
+                       "cards, nobody folding",
+}
+"""The optional pieces (off by default; ``build_layout(rules, features=...)``), after every other
+piece in this order. They put hand strength, which the network would otherwise have to learn
+from rewards over one-hot cards, in the observation."""
+CATEGORIES = len(Category)
+WIN_SAMPLES = 64
+"""Deals ``win_probability`` draws when the unseen cards can fall in more than ``WIN_EXACT`` ways."""
+WIN_EXACT = 2000
+"""``win_probability`` scores every way the unseen cards can fall when there are at most this many."""
 
 State = Callable[[Game, "int | None", "tuple[int, ...] | None"], Any]
 Observer = Callable[[np.ndarray, "ObservationEncoder", Game, int, tuple], None]
@@ -118,8 +146,10 @@ class Layout:
     (its writers are local functions), any other as its pieces.
     """
 
-    def __init__(self, pieces: list[Piece | tuple[str, int, str]], *, rules: Rules | None = None) -> None:
+    def __init__(self, pieces: list[Piece | tuple[str, int, str]], *, rules: Rules | None = None,
+                 features: tuple[str, ...] = ()) -> None:
         self.rules = rules
+        self.features = tuple(features)
         out: list[Piece] = []
         start = 0
         for p in pieces:
@@ -140,7 +170,7 @@ class Layout:
 
     def __reduce__(self):
         if self.rules is not None:
-            return build_layout, (self.rules,)
+            return build_layout, (self.rules, self.features)
         return Layout, (list(self.pieces),)
 
     def __getitem__(self, name: str) -> Piece:
@@ -204,9 +234,65 @@ def _write_chicago_hole(view: np.ndarray, encoder: ObservationEncoder, game: Gam
     view[min(map(low_chicago_key, hole), default=NO_LOW_CHICAGO)] = 1.0
 
 
-def build_layout(rules: Rules | str) -> Layout:
-    """The observation layout of a game: pieces present only when the rules have them."""
+def check_features(features) -> tuple[str, ...]:
+    """The optional pieces asked for, in layout order; an unknown name is a one-line ValueError.
+
+    >>> check_features(["win_probability", "hand_class"])
+    ('hand_class', 'win_probability')
+    >>> check_features(["hand_strength"])
+    Traceback (most recent call last):
+    ...
+    ValueError: unknown observation feature 'hand_strength'; the features are hand_class, showing_class, win_probability
+    """
+    if features is None:
+        return ()
+    if isinstance(features, str):
+        features = (features,)
+    names = list(features)
+    for name in names:
+        if name not in FEATURES:
+            raise ValueError(f"unknown observation feature {name!r}; the features are {', '.join(FEATURES)}")
+    return tuple(name for name in FEATURES if name in names)
+
+
+def _category(value: int) -> int:
+    return int(value) >> 20  # HandValue: category << 20 plus tie-break ranks
+
+
+def _write_hand_class(view: np.ndarray, encoder: ObservationEncoder, game: Game, seat: int, hole) -> None:
+    cards = (*hole, *game.up_cards(seat))
+    if cards:
+        view[_category(rules_evaluator(game.rules, game.wild_ranks)(cards))] = 1.0
+
+
+def _showing_classes(game: Game, current, sizes) -> tuple[float, ...]:
+    values: tuple[float, ...] = ()
+    for seat in range(game.num_players):
+        up = game.up_cards(seat)
+        values += one_hot(CATEGORIES, _category(game.showing_value(seat)) if up else None)
+    return values
+
+
+def _write_win_probability(view: np.ndarray, encoder: ObservationEncoder, game: Game, seat: int, hole) -> None:
+    # One computation per seat and log position: the env and a tournament may encode one
+    # spot more than once.
+    # At the end of the hand it is the share the seat won (every card that decided it is known;
+    # no policy acts on it, so no simulation is spent on it).
+    if game.is_over:
+        view[0] = (game.payoffs[seat] + game.total_committed[seat]) / game.pot if game.pot else 0.0
+        return
+    key = (seat, encoder._pos)
+    value = encoder._win_cache.get(key)
+    if value is None:
+        value = encoder._win_cache[key] = win_probability(game.view(seat), samples=WIN_SAMPLES, max_exact=WIN_EXACT)
+    view[0] = value
+
+
+def build_layout(rules: Rules | str, features=()) -> Layout:
+    """The observation layout of a game: pieces present only when the rules have them, then the
+    optional ``features`` (names of :data:`FEATURES`; none by default)."""
     r = get_rules(rules)
+    features = check_features(features)
     n, rounds, sizes = r.max_players, r.num_streets, num_actions(r) - FIRST_BET
     no_sizes = (0,) * sizes
     wild_slots = {rank: one_hot(14, RANKS.index(rank)) for rank in RANKS} | {None: one_hot(14, 13)}
@@ -254,7 +340,19 @@ def build_layout(rules: Rules | str) -> Layout:
         piece("history", n * rounds * 2, f"per relative seat and street ({n} x {rounds} x 2, seat-major): "
                                          "bets/completions/raises, calls (bring-in included)", seats=n),
     ]
-    return Layout(pieces, rules=r)
+    optional = {
+        "hand_class": piece("hand_class", CATEGORIES, f"optional: {FEATURES['hand_class']}, one-hot "
+                            "(high card, pair, four-straight, four-flush, two pair, trips, straight, flush, "
+                            "full house, quads, straight flush, five of a kind)", observer=_write_hand_class),
+        "showing_class": piece("showing_class", n * CATEGORIES, f"optional: {FEATURES['showing_class']}, "
+                               f"one-hot ({n} x {CATEGORIES}, seat-major)", seats=n, state=_showing_classes),
+        "win_probability": piece("win_probability", 1, f"optional: {FEATURES['win_probability']} (exact "
+                                 f"on the last street, else {WIN_SAMPLES} seeded deals; 0 after folding; "
+                                 "at the end, the share won)",
+                                 observer=_write_win_probability),
+    }
+    pieces += [optional[name] for name in features]
+    return Layout(pieces, rules=r, features=features)
 
 
 def seat_chip_bound(rules: Rules, stacks) -> int:
@@ -290,12 +388,16 @@ class ObservationEncoder:
     to act), then its observer pieces are written into their views of it. A new
     :class:`Game` object (or a shorter log) starts over.
 
-    ``layout``: another layout of these rules (default :func:`build_layout`).
+    ``layout``: another layout of these rules (default :func:`build_layout` with ``features``,
+    the optional pieces to add).
     """
 
-    def __init__(self, rules: Rules | str, layout: Layout | None = None) -> None:
+    def __init__(self, rules: Rules | str, layout: Layout | None = None, *, features=()) -> None:
         self.rules = r = get_rules(rules)
-        self.layout = lay = build_layout(r) if layout is None else layout
+        if layout is not None and features:
+            raise ValueError("give the encoder a layout or features, not both")
+        self.layout = lay = build_layout(r, features) if layout is None else layout
+        self.features = getattr(lay, "features", ())
         self.size = lay.size
         self.max_players = r.max_players
         self.rounds = r.num_streets
@@ -315,6 +417,7 @@ class ObservationEncoder:
         self._tables: dict[int, tuple] = {}
         self._scales: dict[tuple[int, ...], np.ndarray] = {}  # state scales per starting stacks
         self._game: Game | None = None
+        self._win_cache: dict = {}
 
     def __getstate__(self) -> dict:
         # Pickle and deepcopy: the rules and the layout; the per-game buffers (struct and
@@ -379,6 +482,7 @@ class ObservationEncoder:
         self._n = n
         self._pos = 0
         self._state_pos = -1  # log length when the state pieces were last written
+        self._win_cache = {}
         self._street = 0
         stacks = game.starting_stacks
         scale = self._scales.get(stacks)

@@ -106,7 +106,8 @@ class SingleAgentEnv(gymnasium.Env):
                  opponents: Sequence[Any] | None = None, opponent_weights: Sequence[float] | None = None,
                  learner_seat: int | None = None, illegal_action: str = "check_fold",
                  dict_observation: bool = False, render_mode: str | None = None, stacks=None,
-                 rules: Rules | str | None = None, reward: str = "big_bets", **overrides) -> None:
+                 rules: Rules | str | None = None, reward: str = "big_bets",
+                 observation_features: Sequence[str] = (), **overrides) -> None:
         game = game.removesuffix("_v0")
         if game not in GAMES:
             raise ValueError(f"unknown game {game!r}; games are {', '.join(GAMES)}")
@@ -124,7 +125,7 @@ class SingleAgentEnv(gymnasium.Env):
         self.render_mode = render_mode
         self.stacks = normalize_stacks(stacks, num_players)
         self.reward_unit = reward
-        self.encoder = ObservationEncoder(r)
+        self.encoder = ObservationEncoder(r, features=observation_features)
         self.layout = self.encoder.layout
         self.num_actions = num_actions(r)
         box = spaces.Box(0.0, 1.0, (self.layout.size,), np.float32)

@@ -16,7 +16,7 @@ This layer decides no rule: the game is the engine's :class:`~envs.engine.game.G
 | | |
 |---|---|
 | Import | `from envs import soko_v0, follow_the_bitch_v0` |
-| Create | `soko_v0.env(num_players=2, render_mode=None, stacks=None, rules=None, reward="big_bets", **rules_fields)` |
+| Create | `soko_v0.env(num_players=2, render_mode=None, stacks=None, rules=None, reward="big_bets", observation_features=(), **rules_fields)` |
 | Agents | `player_0` ... `player_{n-1}`: agent `player_i` is seat `i`; 2..8 players (Soko), 2..7 (Follow the Bitch) |
 | Actions | `Discrete(2 + sizes)`: 3 in fixed limit, 5 in spread limit, 6 in pot and no limit |
 | Observation | `Dict(observation=Box(0, 1, (size,), float32), action_mask=Box(0, 1, (actions,), int8))` |
@@ -29,7 +29,8 @@ This layer decides no rule: the game is the engine's :class:`~envs.engine.game.G
 Keyword arguments: ``num_players`` (2 up to the game's maximum), ``render_mode``, ``stacks``
 (chips per seat: one int for every seat or a list), ``rules`` (a preset name of this game, e.g.
 ``"soko_nordic"`` or ``"follow_the_bitch_low_chicago"``, or a ``Rules`` value), ``reward``
-(``"big_bets"`` or ``"chips"``), and any field of the rules data as an override
+(``"big_bets"`` or ``"chips"``), ``observation_features`` (optional observation pieces, see
+"Optional pieces" below; none by default), and any field of the rules data as an override
 (``low_chicago=True``, ``betting="no_limit"``, ``bring_in="highest"``, ...).
 
 ``reset(seed=None, options=None)``: ``options`` may hold ``"deck"`` (cards top first, as the
@@ -115,6 +116,23 @@ without Low Chicago the two ``chicago_*`` pieces are absent and later pieces mov
 
 Other betting structures widen ``raise_to_amounts`` (3 slots in spread limit, 4 in pot and no limit)
 and shift what follows; ``env.unwrapped.layout.table()`` prints the table of any variant.
+
+Optional pieces (``observation_features=[...]``, off by default; ``envs.observation.FEATURES``):
+hand strength, which the network otherwise learns from rewards over one-hot cards. Each one
+asked for is appended after ``history``, in this order, whatever order it is asked in (Soko with
+all three: 715 values; sizes per game in ``layout.table()``). Categories are
+``envs.engine.hands.Category``: high card, pair, four-straight, four-flush, two pair, trips,
+straight, flush, full house, quads, straight flush, five of a kind (the Canadian hands only
+under ``canadian_hands``).
+
+| Piece | Size | Meaning |
+|---|---|---|
+| `hand_class` | 12 | made-hand category of the observer's own cards (face-down and face-up, wild cards in force), one-hot |
+| `showing_class` | max players x 12 | made-hand category of each relative seat's face-up cards (wild cards in force), one-hot, seat-major |
+| `win_probability` | 1 | the observer's expected share of the pot at showdown against uniformly random unseen cards, nobody folding (`envs.engine.equity.win_probability`): exact when the unseen cards fall in at most 2,000 ways (heads-up Soko's last street: 43), else 64 deals from a generator seeded by what the observer sees; with the follow-the-queen wild rank replayed and Low Chicago's half pot; 0 after folding; once the hand is over, the share of the pot it won |
+
+A trained model remembers its pieces (``env.observation_features`` in its config, stored in the
+model zip), and ``ppo:`` agents encode with them.
 """
 
 from __future__ import annotations
@@ -311,9 +329,10 @@ class StudEnv(MirroredAECEnv, EzPickle):
     }
 
     def __init__(self, num_players: int = 2, render_mode: str | None = None, stacks=None,
-                 rules: Rules | str | None = None, reward: str = "big_bets", **overrides) -> None:
+                 rules: Rules | str | None = None, reward: str = "big_bets",
+                 observation_features: Sequence[str] = (), **overrides) -> None:
         EzPickle.__init__(self, num_players=num_players, render_mode=render_mode, stacks=stacks,
-                          rules=rules, reward=reward, **overrides)
+                          rules=rules, reward=reward, observation_features=observation_features, **overrides)
         super().__init__()
         if not self.game_name:
             raise TypeError("StudEnv is shared code: create soko_v0.env() or follow_the_bitch_v0.env()")
@@ -324,7 +343,7 @@ class StudEnv(MirroredAECEnv, EzPickle):
         self.render_mode = render_mode
         self.stacks = normalize_stacks(stacks, num_players)
         self.reward_unit = reward
-        self.encoder = ObservationEncoder(r)
+        self.encoder = ObservationEncoder(r, features=observation_features)
         self.layout = self.encoder.layout
         self.num_actions = num_actions(r)
         self.possible_agents = [f"player_{i}" for i in range(num_players)]

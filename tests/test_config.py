@@ -39,6 +39,7 @@ def test_an_empty_config_is_all_defaults():
 def test_sections_are_typed_dataclasses():
     cfg = load_config(REPO / "configs" / "soko_ppo.yaml")
     assert cfg.env.game == "soko" and cfg.env.players == 2
+    assert cfg.env.observation_features == ["hand_class", "showing_class", "win_probability"]
     assert isinstance(cfg.ppo.learning_rate, float)
     assert isinstance(cfg.run.total_timesteps, int)
     assert all(isinstance(w, float) for w in cfg.opponents.baselines.values())

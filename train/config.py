@@ -10,7 +10,8 @@ Sections (see ``configs/soko_ppo.yaml`` for a commented example):
 
 ========== =====================================================================================
 env        ``game`` (a preset of ``envs.engine.rules.RULES``), ``players``, ``rules`` (overrides of
-           ``Rules`` fields, e.g. ``{bring_in: highest}``)
+           ``Rules`` fields, e.g. ``{bring_in: highest}``), ``observation_features`` (optional
+           observation pieces, ``envs.observation.FEATURES``)
 opponents  ``baselines`` (agent spec -> weight) and ``self_play`` (snapshots of the learner:
            how often, how many kept, their share of the hands, deterministic or sampled play)
 ppo        MaskablePPO arguments under their own names, plus ``net_arch``, ``activation_fn``,
@@ -63,6 +64,9 @@ class EnvConfig:
     players: int = 2
     # Fields of envs.engine.rules.Rules to change, e.g. {bring_in: highest, betting: pot_limit}.
     rules: dict[str, Any] = field(default_factory=dict)
+    # Optional observation pieces (envs.observation.FEATURES), e.g. [hand_class, win_probability];
+    # the trained model remembers them (PPOAgent encodes with the same ones).
+    observation_features: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -270,6 +274,14 @@ def _check(cfg: Config) -> None:
     except ImportError:  # pragma: no cover - the env layer is part of the project
         GAMES = {}
     presets = [p for family in GAMES.values() for p in family]
+    try:
+        from envs.observation import check_features
+    except ImportError:  # pragma: no cover - the env layer is part of the project
+        check_features = tuple
+    try:
+        check_features(cfg.env.observation_features)
+    except ValueError as exc:
+        raise ConfigError(f"env.observation_features: {exc}") from None
     need(not presets or cfg.env.game in presets,
          f"env.game {cfg.env.game!r} has no training env; games are {', '.join(presets)}")
     need(rules.min_players <= cfg.env.players <= rules.max_players,

@@ -41,7 +41,7 @@ def pool_weights(baselines: dict[str, float], *, snapshots: int, self_play_weigh
 _LOADED: dict[tuple[str, bool], PPOAgent] = {}
 
 
-def baseline_opponent(spec: str, *, seed: int | np.random.SeedSequence, obs_size: int | None = None) -> Any:
+def baseline_opponent(spec: str, *, seed: int | np.random.SeedSequence, rules=None) -> Any:
     """A pool entry for an agent spec: ``"random"`` as the env's own random opponent (the same
     rule as the ``random`` agent, drawn from the env's generator), any other spec as its agent
     (``ppo:`` models loaded once per process and cloned)."""
@@ -55,9 +55,13 @@ def baseline_opponent(spec: str, *, seed: int | np.random.SeedSequence, obs_size
         if key not in _LOADED:
             _LOADED[key] = make_agent(spec)
         agent = _LOADED[key].clone(name=spec.strip())
-        if obs_size is not None and agent.obs_size != obs_size:
-            raise ValueError(f"opponent {spec!r} was trained on observations of size {agent.obs_size}, "
-                             f"but this game's are {obs_size} (another game or table size?)")
+        if rules is not None:
+            from envs.observation import build_layout
+
+            obs_size = build_layout(rules, agent.features).size
+            if agent.obs_size != obs_size:
+                raise ValueError(f"opponent {spec!r} was trained on observations of size {agent.obs_size}, "
+                                 f"but this game's are {obs_size} (another game?)")
     else:
         agent = make_agent(spec)
     agent.reset(seed)
@@ -66,14 +70,14 @@ def baseline_opponent(spec: str, *, seed: int | np.random.SeedSequence, obs_size
 
 def build_pool(baselines: dict[str, float], snapshots: Sequence[PPOAgent], *,
                self_play_weight: float, seed: int | np.random.SeedSequence,
-               obs_size: int | None = None) -> tuple[list[Any], list[float]]:
+               rules=None) -> tuple[list[Any], list[float]]:
     """The opponent pool and weights for one env; ``seed`` gives its agents their own streams
     (until the env re-seeds them for their first hand)."""
     seq = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
     children = seq.spawn(len(baselines) + len(snapshots))
     pool: list[Any] = []
     for spec, child in zip(baselines, children):
-        pool.append(baseline_opponent(spec, seed=child, obs_size=obs_size))
+        pool.append(baseline_opponent(spec, seed=child, rules=rules))
     for snapshot, child in zip(snapshots, children[len(baselines):]):
         copy = snapshot.clone()
         copy.reset(child)

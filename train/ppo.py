@@ -151,6 +151,8 @@ def main(cfg: Config, *, resume: str | Path | None = None, command: Sequence[str
                 max_grad_norm=ppo.max_grad_norm, target_kl=ppo.target_kl,
                 stats_window_size=ppo.stats_window_size, policy_kwargs=_policy_kwargs(cfg),
                 device=ppo.device, seed=seed, verbose=0)
+            # Saved with the model (its zip's data), so a PPOAgent encodes as the env did.
+            model.observation_features = list(cfg.env.observation_features)
             pool.push()
             done_before = 0
         else:

@@ -34,7 +34,8 @@ def env_kwargs(env_cfg: EnvConfig) -> dict[str, Any]:
         presets = [p for ps in GAMES.values() for p in ps]
         raise ValueError(f"env.game {env_cfg.game!r} has no single-agent env; games are {', '.join(presets)}")
     overrides = {k: tuple(v) if isinstance(v, list) else v for k, v in env_cfg.rules.items()}
-    return dict(game=family, rules=env_cfg.game, num_players=env_cfg.players, **overrides)
+    return dict(game=family, rules=env_cfg.game, num_players=env_cfg.players,
+                observation_features=tuple(env_cfg.observation_features), **overrides)
 
 
 def make_env(env_cfg: EnvConfig, *, torch_threads: int = 1, in_worker: bool = False) -> Callable[[], Any]:
@@ -127,12 +128,12 @@ def set_pool(venv: VecEnv, baselines: dict[str, float], snapshots: Sequence, *, 
     own drawn from ``(seed, generation, env index)``; returns the pool's size."""
     from train.opponents import build_pool
 
-    obs_size = int(np.prod(venv.observation_space.shape))
+    rules = venv.get_attr("rules", indices=[0])[0]
     size = 0
     for i in range(venv.num_envs):
         pool, weights = build_pool(baselines, snapshots, self_play_weight=self_play_weight,
                                    seed=np.random.SeedSequence(seed, spawn_key=(generation, i)),
-                                   obs_size=obs_size)
+                                   rules=rules)
         venv.env_method("set_opponents", pool, weights, indices=[i])
         size = len(pool)
     return size
