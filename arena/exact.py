@@ -412,7 +412,8 @@ def agent_strategy(tree: Tree, agent, seat: int | None = None) -> list[np.ndarra
     if kind in ("RandomAgent", "CallAgent", "RaiseAgent"):
         _simple_strategy(tree, kind, strategy, seats)   # what their act() does, without views
         return strategy
-    if kind == "PPOAgent" and isinstance(agent.actor, NumpyActor):
+    # The batched pass holds only where the observation is linear in the cards (no features).
+    if kind == "PPOAgent" and isinstance(agent.actor, NumpyActor) and not agent.features:
         _ppo_strategy(tree, agent, strategy, seats)
         return strategy
     _view_strategy(tree, agent, strategy, seats)

@@ -152,7 +152,9 @@ class _TargetPolicy:
         kind = type(target).__name__
         self.card_blind = kind in _CARD_BLIND
         self.encoder = None
-        if kind == "PPOAgent":
+        # One batched pass over the candidate cards holds only where the observation is linear
+        # in the face-down card: not with hand-strength features (they depend on the card).
+        if kind == "PPOAgent" and not target.features:
             from envs.observation import ObservationEncoder
 
             self.encoder = ObservationEncoder(rules)   # LBR's own: the target's follows the real game

@@ -189,6 +189,29 @@ def test_a_model_trained_with_features_plays_in_a_tournament(tmp_path):
         seat = game.current_player
         assert agent.act_game(game, seat, mask) == agent.act(game.view(seat), mask)
         apply_action(game, int(np.flatnonzero(mask)[-1]))
+    # Local best response asks for the target's policy for every face-down card it might hold:
+    # the features depend on that card, so it must ask the model card by card, not patch one
+    # observation's one-hot column (which is right only without features).
+    import dataclasses
+
+    from arena.lbr import _TargetPolicy
+    from envs.engine.cards import Card
+    from envs.engine.events import EventKind
+
+    target = _TargetPolicy(agent, get_rules("soko"))
+    assert target.encoder is None
+    game = Game("soko", 2, seed=9)
+    seat = game.current_player
+    mask = action_mask(game)
+    candidates = np.array([0, 17, 51])
+    got = target(game, seat, candidates)
+    view = game.view(seat)
+    log = list(view.log)
+    at = next(i for i, e in enumerate(log) if e.kind == EventKind.DEAL and not e.up and e.seat == seat)
+    for row, c in zip(got, candidates.tolist()):
+        log[at] = log[at]._replace(card=Card(c))
+        swapped = dataclasses.replace(view, hole_cards=(Card(c),), log=tuple(log))
+        assert np.allclose(row, agent.policy(swapped, mask))
 
 
 def test_check_features_orders_and_refuses():
