@@ -274,13 +274,13 @@ def _showing_classes(game: Game, current, sizes) -> tuple[float, ...]:
 
 
 def _write_win_probability(view: np.ndarray, encoder: ObservationEncoder, game: Game, seat: int, hole) -> None:
-    # One computation per seat and log position: the env and a tournament may encode one
-    # spot more than once.
     # At the end of the hand it is the share the seat won (every card that decided it is known;
     # no policy acts on it, so no simulation is spent on it).
     if game.is_over:
         view[0] = (game.payoffs[seat] + game.total_committed[seat]) / game.pot if game.pot else 0.0
         return
+    # One computation per seat and log position: the env and a tournament may encode one
+    # spot more than once.
     key = (seat, encoder._pos)
     value = encoder._win_cache.get(key)
     if value is None:
