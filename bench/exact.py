@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import argparse
 import time
+from pathlib import Path
 
-from arena.exact import (agent_strategy, bb_per_100, best_response, build_tree, cfr_plus,
-                         merge_best, save_table)
+from arena.exact import build_tree, cfr_plus, save_table
 
 
 def main(argv=None) -> None:
@@ -36,27 +36,23 @@ def main(argv=None) -> None:
           f"x {tree.size} hole cards, built in {time.perf_counter() - start:.1f} s")
 
     if args.ppo and not args.quick:
-        from agents.registry import make_agent
+        from arena.exploit import exact_method
 
         spec = f"ppo:{args.ppo}"
-        agent = make_agent(spec)
-        agent.actor  # load the model outside the timing
-        t0 = time.perf_counter()
-        strategy = agent_strategy(tree, agent)
-        t1 = time.perf_counter()
-        v0, best0 = best_response(tree, strategy, 0)
-        v1, best1 = best_response(tree, strategy, 1)
-        t2 = time.perf_counter()
-        value = bb_per_100(tree, (v0 + v1) / 2)
-        print(f"best response to {spec}: exploitability {value:.2f} bb/100 (seat 0 {bb_per_100(tree, v0):.2f}, "
-              f"seat 1 {bb_per_100(tree, v1):.2f}); policy {t1 - t0:.1f} s + best responses {t2 - t1:.1f} s "
-              f"= {t2 - t0:.1f} s (budget 60 s)")
+        out = Path("runs/br_bench") if args.match else None
+        if out is not None:
+            out.mkdir(parents=True, exist_ok=True)
+        r = exact_method(tree.rules, spec, out, None)   # the same computation as python -m arena.exploit
+        value, by_seat, sec = r["exploitability_bb_per_100"], r["best_response_bb_per_100"], r["seconds"]
+        print(f"best response to {spec}: exploitability {value:.2f} bb/100 (seat 0 {by_seat['seat0']:.2f}, "
+              f"seat 1 {by_seat['seat1']:.2f}); policy {sec['policy']:.1f} s + best responses "
+              f"{sec['best_response']:.1f} s = {sec['policy'] + sec['best_response']:.1f} s (budget 60 s)")
         if args.match:
             from arena.match import play_match
 
-            path = save_table(tree, "runs/br_bench.npz", actions=merge_best(tree, best0, best1))
-            result = play_match(args.game, [f"br:{path}", spec], hands=args.match, seed=0)
-            e = result.estimates[f"br:{path}"]
+            br = r["best_response_agent"]
+            result = play_match(args.game, [br, spec], hands=args.match, seed=0)
+            e = result.estimates[br]
             inside = "inside" if e.low <= value <= e.high else "OUTSIDE"
             print(f"duplicate match, {result.hands} hands: best response wins {e.mean:.2f} bb/100, "
                   f"95% interval [{e.low:.2f}, {e.high:.2f}]; the exact value {value:.2f} is {inside}")
