@@ -38,7 +38,6 @@ DTYPE = np.float32
 """Reaches, values and strategies: single precision halves the memory traffic of every pass;
 totals are summed in double precision."""
 
-from agents.table import tuple_index
 from envs.actions import CHECK_CALL, FIRST_BET, action_mask, apply_action, num_actions
 from envs.engine.game import Game
 from envs.engine.rules import Rules, deal_order, deal_sequence, get_rules, rules_evaluator
