@@ -6,6 +6,9 @@ to ``envs.batched.BatchedGame``; at every step a random legal action (``envs.act
 random_action`` on the reference's mask) is played on both, and before it the two must agree on
 the player to act, the action mask (``envs.actions.action_mask``), the raise-to amounts and the
 pot; at the end on every seat's payoff. The reference is right unless shown otherwise.
+With ``observations`` the observations are compared too, bit for bit, and with ``features``
+their optional pieces (``envs.observation.FEATURES``), the reference's ``win_probability``
+being the pure-Python one (``ObservationEncoder(reference=True)``).
 """
 
 from __future__ import annotations
@@ -59,11 +62,12 @@ def variants() -> list[Rules]:
 
 
 def compare(rules: Rules | str, num_players: int, num_hands: int, seed: int, *,
-            short_stacks: bool = False, observations: bool = False, max_report: int = 5) -> Report:
+            short_stacks: bool = False, observations: bool = False, features=(), max_report: int = 5) -> Report:
     """Play ``num_hands`` seeded hands on both engines; the mismatches found, described.
 
     ``observations``: also compare the observation of the player to act at every step
-    (``envs.observation.ObservationEncoder``) and every seat's at the end of the hand."""
+    (``envs.observation.ObservationEncoder``) and every seat's at the end of the hand;
+    ``features``: with these optional pieces (implies ``observations``)."""
     rules = get_rules(rules)
     rng = np.random.default_rng(seed)
     cards = np.array([int(c) for c in rules.deck])
@@ -76,8 +80,11 @@ def compare(rules: Rules | str, num_players: int, num_hands: int, seed: int, *,
     report = Report(hands=num_hands)
     games = [Game(rules, num_players, stacks=stacks[i].tolist(), button=int(buttons[i]),
                   deck=decks[i].tolist()) for i in range(num_hands)]
-    core = BatchedGame(rules, num_players, num_hands, auto_reset=False, observations=observations)
-    encoders = [ObservationEncoder(rules, core.layout) for _ in range(num_hands)] if observations else None
+    observations = observations or bool(features)
+    core = BatchedGame(rules, num_players, num_hands, auto_reset=False, observations=observations,
+                       observation_features=features)
+    encoders = ([ObservationEncoder(rules, core.layout, reference=True) for _ in range(num_hands)]
+                if observations else None)
     core.reset(decks=decks, buttons=buttons, stacks=stacks)
     live = list(range(num_hands))
     actions = np.full(num_hands, -1, dtype=np.int64)
@@ -150,14 +157,14 @@ def _compare_observation(reference: np.ndarray, core: np.ndarray, layout, mismat
 
 
 def sweep(num_hands: int, seed: int, *, variants_list: list[Rules] | None = None,
-          observations: bool = False) -> Report:
+          observations: bool = False, features=()) -> Report:
     """``compare`` over every variant and player count, with deep and short stacks."""
     total = Report()
     for k, rules in enumerate(variants_list or variants()):
         for players in range(rules.min_players, rules.max_players + 1):
             for short in (False, True):
                 total.add(compare(rules, players, num_hands, seed=seed * 100_003 + k * 101 + players * 2 + short,
-                                  short_stacks=short, observations=observations))
+                                  short_stacks=short, observations=observations, features=features))
     return total
 
 

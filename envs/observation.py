@@ -41,7 +41,9 @@ Optional pieces
 the pieces of :data:`FEATURES` asked for, after every other piece and in that order, so the
 default layout never changes: ``hand_class`` (the category of the observer's own cards),
 ``showing_class`` (each relative seat's face-up category) and ``win_probability``
-(:func:`envs.engine.equity.win_probability`, computed once per seat and log position).
+(:func:`envs.engine.equity.win_probability`, computed by the compiled core once per seat and
+log position; its Monte-Carlo deals come from a counter-based generator keyed by the visible
+cards, :func:`envs.engine.equity.sample_deals`, that the core draws identically).
 
 >>> build_layout("soko", features=["win_probability", "hand_class"]).features
 ('hand_class', 'win_probability')
@@ -279,12 +281,20 @@ def _write_win_probability(view: np.ndarray, encoder: ObservationEncoder, game: 
     if game.is_over:
         view[0] = (game.payoffs[seat] + game.total_committed[seat]) / game.pot if game.pot else 0.0
         return
-    # One computation per seat and log position: the env and a tournament may encode one
-    # spot more than once.
-    key = (seat, encoder._pos)
+    # One computation per seat, face-down cards and log position: the env and a tournament may
+    # encode one spot more than once.
+    key = (seat, encoder._pos, tuple(hole))
     value = encoder._win_cache.get(key)
     if value is None:
-        value = encoder._win_cache[key] = win_probability(game.view(seat), samples=WIN_SAMPLES, max_exact=WIN_EXACT)
+        if encoder.reference:
+            if tuple(hole) != game.hole_cards(seat):
+                raise ValueError("the reference win_probability reads the seat's real face-down cards")
+            value = win_probability(game.view(seat), samples=WIN_SAMPLES, max_exact=WIN_EXACT)
+        else:
+            from envs.batched import win_probability as core_win_probability  # the core imports this module
+
+            value = core_win_probability(game, seat, hole=hole, samples=WIN_SAMPLES, max_exact=WIN_EXACT)
+        encoder._win_cache[key] = value
     view[0] = value
 
 
@@ -389,11 +399,16 @@ class ObservationEncoder:
     :class:`Game` object (or a shorter log) starts over.
 
     ``layout``: another layout of these rules (default :func:`build_layout` with ``features``,
-    the optional pieces to add).
+    the optional pieces to add). The ``win_probability`` piece comes from the compiled core
+    (``envs.batched.win_probability``), or with ``reference=True`` from the pure-Python
+    :func:`envs.engine.equity.win_probability` (the same values, slower: for the differential
+    tests).
     """
 
-    def __init__(self, rules: Rules | str, layout: Layout | None = None, *, features=()) -> None:
+    def __init__(self, rules: Rules | str, layout: Layout | None = None, *, features=(),
+                 reference: bool = False) -> None:
         self.rules = r = get_rules(rules)
+        self.reference = reference
         if layout is not None and features:
             raise ValueError("give the encoder a layout or features, not both")
         self.layout = lay = build_layout(r, features) if layout is None else layout
@@ -422,10 +437,10 @@ class ObservationEncoder:
     def __getstate__(self) -> dict:
         # Pickle and deepcopy: the rules and the layout; the per-game buffers (struct and
         # memoryview objects do not pickle) start over from the log.
-        return {"rules": self.rules, "layout": self.layout}
+        return {"rules": self.rules, "layout": self.layout, "reference": self.reference}
 
     def __setstate__(self, state: dict) -> None:
-        self.__init__(state["rules"], state["layout"])
+        self.__init__(state["rules"], state["layout"], reference=state.get("reference", False))
 
     # ------------------------------------------------------------------------------------
     # The table array and the gather indices, per table size

@@ -721,16 +721,20 @@ struct Hand {
 enum PieceId {
   HOLE_CARDS, UP_CARDS, WILD_RANK, QUEENS_WILD_PIECE, WILD_CARDS, CHICAGO_HOLE, CHICAGO_UP, POT,
   TO_CALL, POT_ODDS, RAISE_TO_AMOUNTS, BET_SIZE, RAISES, STREET, SEATED, TO_ACT, BUTTON, STACK,
-  COMMITTED, TOTAL_COMMITTED, FOLDED, ALL_IN, HISTORY, NUM_PIECES
+  COMMITTED, TOTAL_COMMITTED, FOLDED, ALL_IN, HISTORY,
+  HAND_CLASS, SHOWING_CLASS, WIN_PROBABILITY,  // the optional features (observation features block)
+  NUM_PIECES
 };
 static const char* PIECE_NAMES[NUM_PIECES] = {
   "hole_cards", "up_cards", "wild_rank", "queens_wild", "wild_cards", "chicago_hole", "chicago_up",
   "pot", "to_call", "pot_odds", "raise_to_amounts", "bet_size", "raises", "street", "seated",
-  "to_act", "button", "stack", "committed", "total_committed", "folded", "all_in", "history"};
+  "to_act", "button", "stack", "committed", "total_committed", "folded", "all_in", "history",
+  "hand_class", "showing_class", "win_probability"};
 
 struct ObsLayout {
   int size = 0, max_players = 0, rounds = 0;
   int start[NUM_PIECES];
+  int win_samples = 64, win_exact = 2000;  // win_probability's samples and max_exact
   ObsLayout() { std::fill(start, start + NUM_PIECES, -1); }
 };
 
@@ -750,6 +754,8 @@ static Scales chip_scales(const CoreRules& r, const int* stacks, int n) {
 }
 
 static inline float scaled(long value, float scale) { return std::min((float)value * scale, 1.0f); }
+
+static void encode_features(const Hand& h, int o, const ObsLayout& L, float* out);
 
 // ObservationEncoder.encode(game, seat) into out[0:layout.size].
 static void encode(const Hand& h, int o, const ObsLayout& L, float* out) {
@@ -818,7 +824,229 @@ static void encode(const Hand& h, int o, const ObsLayout& L, float* out) {
       for (int s = 0; s < L.rounds; ++s)
         for (int k = 0; k < 2; ++k) out[at[HISTORY] + (rel * L.rounds + s) * 2 + k] = h.history[q][s][k];
   }
+  encode_features(h, o, L, out);
 }
+
+// ---- observation features ----
+// The optional pieces of envs/observation.py (FEATURES): hand_class, showing_class and
+// win_probability, a port of envs/engine/equity.win_probability with its counter-based sampler
+// (equity.sample_deals) and its whole-number shares (equity.SHARE_UNITS), so the values are the
+// reference's bit for bit.
+
+constexpr int CATEGORIES = FIVE_OF_A_KIND + 1;
+constexpr int64_t SHARE_UNITS = 1441440;  // 2 * lcm(1..16): every tied or halved share is whole
+constexpr uint64_t GOLDEN = 0x9E3779B97F4A7C15ull;
+
+// splitmix64's output function (equity._mix64).
+static inline uint64_t mix64(uint64_t z) {
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+// What win_probability needs of one seat's view: its own face-down cards, every seat's face-up
+// cards, face-down card counts and folds, the button, the street and the wild rank in force.
+struct SeatView {
+  const CoreRules* r = nullptr;
+  int n = 0, button = 0, street = 0, seat = 0, wild = NO_WILD;
+  int8_t hole[MAX_CARDS];
+  int nhole_mine = 0;
+  int nhole[MAX_PLAYERS];
+  int8_t up[MAX_PLAYERS][MAX_CARDS];
+  int nup[MAX_PLAYERS];
+  bool folded[MAX_PLAYERS];
+};
+
+static SeatView seat_view(const Hand& h, int o) {
+  SeatView v;
+  v.r = h.r;
+  v.n = h.n;
+  v.button = h.button;
+  v.street = h.street;
+  v.seat = o;
+  v.wild = h.wild;
+  v.nhole_mine = h.nhole[o];
+  std::copy(h.hole[o], h.hole[o] + h.nhole[o], v.hole);
+  for (int q = 0; q < h.n; ++q) {
+    v.nhole[q] = h.nhole[q];
+    v.nup[q] = h.nup[q];
+    v.folded[q] = h.folded[q];
+    std::copy(h.up[q], h.up[q] + h.nup[q], v.up[q]);
+  }
+  return v;
+}
+
+// equity.win_probability: the seat's expected share of the pot at showdown against uniformly
+// random unseen cards, nobody folding; every deal when there are at most max_exact, else
+// `samples` deals of equity.sample_deals keyed by equity.visible_seed. -1: more unseen cards
+// are needed than are left (no real hand).
+static double win_probability(const SeatView& v, int samples, int max_exact) {
+  const CoreRules& r = *v.r;
+  if (v.folded[v.seat]) return 0.0;
+  int order[MAX_PLAYERS] = {0}, na = 0;  // active seats in deal order (equity._deal_layout)
+  for (int i = 0; i < v.n; ++i) {
+    int p = (v.button + 1 + i) % v.n;
+    if (!v.folded[p]) order[na++] = p;
+  }
+  if (na == 1) return 1.0;
+  int me = 0;
+  while (order[me] != v.seat) ++me;
+
+  // Each active seat's known cards (face-down first: Low Chicago reads them), then where each
+  // drawn card goes: the cards to come in deal order (rules.deal_sequence), then the
+  // opponents' face-down cards, opponent by opponent in deal order (equity._Deal).
+  int8_t base[MAX_PLAYERS][MAX_CARDS];
+  int nbase[MAX_PLAYERS], nbase_down[MAX_PLAYERS];
+  for (int a = 0; a < na; ++a) {
+    int p = order[a], m = 0;
+    if (p == v.seat)
+      for (int j = 0; j < v.nhole_mine; ++j) base[a][m++] = v.hole[j];
+    nbase_down[a] = m;
+    for (int j = 0; j < v.nup[p]; ++j) base[a][m++] = v.up[p][j];
+    nbase[a] = m;
+  }
+  int to[MAX_PLAYERS * MAX_CARDS], street_of[MAX_PLAYERS * MAX_CARDS];
+  bool face_up[MAX_PLAYERS * MAX_CARDS];
+  int need = 0;
+  for (int t = v.street + 1; t < r.num_streets(); ++t)
+    for (bool up : r.streets[t])
+      for (int a = 0; a < na; ++a) { to[need] = a; face_up[need] = up; street_of[need++] = t; }
+  const int future = need;
+  for (int a = 0; a < na; ++a)
+    if (a != me)
+      for (int j = 0; j < v.nhole[order[a]]; ++j) { to[need] = a; face_up[need] = false; street_of[need++] = -1; }
+
+  // The pool: the deck less the seat's face-down cards and every face-up card (equity._spot).
+  uint64_t seen = 0;
+  if (!r.deck.empty()) {
+    seen = ~0ull;
+    for (int c : r.deck) seen &= ~(1ull << c);
+  }
+  for (int j = 0; j < v.nhole_mine; ++j) seen |= 1ull << v.hole[j];
+  for (int q = 0; q < v.n; ++q)
+    for (int j = 0; j < v.nup[q]; ++j) seen |= 1ull << v.up[q][j];
+  int8_t pool[52];
+  int size = 0;
+  for (int c = 0; c < 52; ++c)
+    if (!(seen >> c & 1)) pool[size++] = (int8_t)c;
+  if (need > size) return -1.0;
+
+  // One deal's share, in SHARE_UNITS (equity._share_units).
+  auto share = [&](const int8_t* drawn) -> int64_t {
+    int wild = v.wild;
+    if (r.follow_the_queen) {  // replay follow-the-queen over the face-up cards to come
+      bool pending = false;
+      int street = -1;
+      for (int j = 0; j < future; ++j) {
+        if (street_of[j] != street) { street = street_of[j]; pending = false; }
+        if (!face_up[j]) continue;
+        int rank = drawn[j] >> 2;
+        if (rank == QUEEN) { wild = NO_WILD; pending = true; }
+        else { if (pending) wild = rank; pending = false; }
+      }
+    }
+    int wm = (wild != NO_WILD ? 1 << wild : 0) | (r.queens_wild ? 1 << QUEEN : 0);
+    int8_t cards[MAX_PLAYERS][MAX_CARDS];
+    int ncards[MAX_PLAYERS], chicago[MAX_PLAYERS];
+    for (int a = 0; a < na; ++a) {
+      std::copy(base[a], base[a] + nbase[a], cards[a]);
+      ncards[a] = nbase[a];
+      chicago[a] = NO_LOW_CHICAGO;
+      for (int j = 0; j < nbase_down[a]; ++j)
+        if ((base[a][j] & 3) == 3) chicago[a] = std::min(chicago[a], ((base[a][j] >> 2) + 1) % 13);
+    }
+    for (int j = 0; j < need; ++j) {
+      int a = to[j];
+      cards[a][ncards[a]++] = drawn[j];
+      if (!face_up[j] && (drawn[j] & 3) == 3) chicago[a] = std::min(chicago[a], ((drawn[j] >> 2) + 1) % 13);
+    }
+    int best = -1, winners = 0, mine = 0;
+    for (int a = 0; a < na; ++a) {
+      int value = evaluate(cards[a], ncards[a], wm, r.eval());
+      if (a == me) mine = value;
+      if (value > best) { best = value; winners = 1; }
+      else if (value == best) ++winners;
+    }
+    int64_t high = mine == best ? SHARE_UNITS / winners : 0;
+    if (!r.low_chicago) return high;
+    int lowest = NO_LOW_CHICAGO;
+    for (int a = 0; a < na; ++a) lowest = std::min(lowest, chicago[a]);
+    if (lowest == NO_LOW_CHICAGO) return high;
+    return high / 2 + (chicago[me] == lowest ? SHARE_UNITS / 2 : 0);
+  };
+
+  // Every deal (math.perm(size, need) of them, in itertools.permutations order) when few.
+  int64_t ways = 1;
+  for (int j = 0; j < need && ways <= max_exact; ++j) ways *= size - j;
+  int64_t total = 0, deals = 0;
+  int8_t drawn[52];
+  if (ways <= max_exact) {
+    bool used[52] = {false};
+    auto deal = [&](auto&& self, int j) -> void {
+      if (j == need) { total += share(drawn); ++deals; return; }
+      for (int k = 0; k < size; ++k)
+        if (!used[k]) {
+          used[k] = true;
+          drawn[j] = pool[k];
+          self(self, j + 1);
+          used[k] = false;
+        }
+    };
+    deal(deal, 0);
+  } else {  // equity.sample_deals keyed by equity.visible_seed
+    uint64_t key = 0;
+    auto fold = [&](uint64_t x) { key = mix64(key + GOLDEN + x); };
+    fold((uint64_t)v.seat);
+    fold((uint64_t)v.button);
+    for (int j = 0; j < v.nhole_mine; ++j) fold((uint64_t)v.hole[j]);
+    fold(52);
+    for (int q = 0; q < v.n; ++q) {
+      for (int j = 0; j < v.nup[q]; ++j) fold((uint64_t)v.up[q][j]);
+      fold(53 + (v.folded[q] ? 1 : 0));
+    }
+    for (int s = 0; s < samples; ++s) {
+      std::copy(pool, pool + size, drawn);
+      for (int j = 0; j < need; ++j) {
+        uint64_t u = mix64(key + GOLDEN * (uint64_t)((int64_t)s * need + j + 1)) >> 32;
+        int k = j + (int)((u * (uint64_t)(size - j)) >> 32);
+        std::swap(drawn[j], drawn[k]);
+      }
+      total += share(drawn);
+      ++deals;
+    }
+  }
+  return (double)total / ((double)SHARE_UNITS * (double)deals);
+}
+
+// observation._write_hand_class, _showing_classes and _write_win_probability.
+static void encode_features(const Hand& h, int o, const ObsLayout& L, float* out) {
+  const int* at = L.start;
+  const EvalOptions opts = h.r->eval();
+  const int wm = h.wild_mask();
+  if (at[HAND_CLASS] >= 0 && h.nhole[o] + h.nup[o] > 0) {
+    int8_t cards[MAX_CARDS * 2];
+    std::copy(h.hole[o], h.hole[o] + h.nhole[o], cards);
+    std::copy(h.up[o], h.up[o] + h.nup[o], cards + h.nhole[o]);
+    out[at[HAND_CLASS] + (evaluate(cards, h.nhole[o] + h.nup[o], wm, opts) >> 20)] = 1.0f;
+  }
+  if (at[SHOWING_CLASS] >= 0)
+    for (int rel = 0; rel < h.n; ++rel) {
+      int q = (o + rel) % h.n;
+      if (h.nup[q]) out[at[SHOWING_CLASS] + rel * CATEGORIES + (evaluate(h.up[q], h.nup[q], wm, opts) >> 20)] = 1.0f;
+    }
+  if (at[WIN_PROBABILITY] >= 0) {
+    double value;
+    if (h.over) {  // the share of the pot the seat won
+      int pot = h.pot();
+      value = pot ? (double)(h.payoffs[o] + h.total[o]) / (double)pot : 0.0;
+    } else {
+      value = win_probability(seat_view(h, o), L.win_samples, L.win_exact);
+    }
+    out[at[WIN_PROBABILITY]] = (float)value;
+  }
+}
+
+// ---- end of observation features ----
 
 // ---------------------------------------------------------------------------------------------
 // Per-slot random decks: splitmix64 seeding a xoshiro256** stream, Fisher-Yates shuffle.
@@ -889,6 +1117,7 @@ struct Batch {
   ObsLayout layout;
   py::array obs_a;
   float* obs_p = nullptr;
+  int win_samples = 64, win_exact = 2000;  // the win_probability feature's (observation features)
 
   Batch(CoreRules r, int players, int n) : rules(std::move(r)), num_players(players), size(n) {
     rules.check();
@@ -920,6 +1149,8 @@ struct Batch {
     L.size = size_;
     L.max_players = max_players;
     L.rounds = rounds;
+    L.win_samples = win_samples;
+    L.win_exact = win_exact;
     if (max_players < num_players || rounds != rules.num_streets())
       throw std::invalid_argument("the layout is not for these rules");
     for (const auto& [name, start, psize] : pieces) {
@@ -1161,6 +1392,8 @@ PYBIND11_MODULE(_stud_core, m) {
       .def_readwrite("threads", &Batch::threads)
       .def_readonly("size", &Batch::size)
       .def_readonly("num_players", &Batch::num_players)
+      .def_readwrite("win_samples", &Batch::win_samples)
+      .def_readwrite("win_exact", &Batch::win_exact)
       .def("bind", &Batch::bind)
       .def("bind_observations", &Batch::bind_observations)
       .def("observe", &Batch::observe)
@@ -1178,4 +1411,49 @@ PYBIND11_MODULE(_stud_core, m) {
     return evaluate(c, (int)cards.size(), wild_mask, {canadian, double_ace_flush, ace_low_four_straight});
   }, py::arg("cards"), py::arg("wild_mask") = 0, py::arg("canadian") = false,
      py::arg("double_ace_flush") = false, py::arg("ace_low_four_straight") = true);
+
+  // ---- observation features ----
+  m.def("win_probability", [](const CoreRules& rules, int button, int street, int seat, int wild,
+                              std::vector<int> hole, std::vector<int> face_down_counts,
+                              std::vector<std::vector<int>> up_cards, std::vector<bool> folded,
+                              int samples, int max_exact) {
+    const int n = (int)up_cards.size();
+    if (n < 2 || n > MAX_PLAYERS || (int)face_down_counts.size() != n || (int)folded.size() != n)
+      throw std::invalid_argument("win_probability: 2 to 16 seats, one face-down count, face-up list and fold each");
+    if (seat < 0 || seat >= n || button < 0 || button >= n)
+      throw std::invalid_argument("win_probability: seat and button must be seats at the table");
+    if (street < 0 || street >= rules.num_streets()) throw std::invalid_argument("win_probability: no such street");
+    if (wild < NO_WILD || wild > ACE) throw std::invalid_argument("win_probability: wild is a rank index or -1");
+    if (samples < 1 || max_exact < 0) throw std::invalid_argument("win_probability: samples >= 1, max_exact >= 0");
+    SeatView v;
+    v.r = &rules;
+    v.n = n;
+    v.button = button;
+    v.street = street;
+    v.seat = seat;
+    v.wild = wild;
+    uint64_t seen = 0;
+    auto card = [&](int c) {
+      if (c < 0 || c > 51 || (seen >> c & 1)) throw std::invalid_argument("win_probability: distinct cards 0..51");
+      seen |= 1ull << c;
+      return (int8_t)c;
+    };
+    if (hole.size() > (size_t)MAX_CARDS) throw std::invalid_argument("win_probability: at most 7 cards a seat");
+    v.nhole_mine = (int)hole.size();
+    for (size_t j = 0; j < hole.size(); ++j) v.hole[j] = card(hole[j]);
+    for (int q = 0; q < n; ++q) {
+      if (up_cards[q].size() + (size_t)face_down_counts[q] > (size_t)MAX_CARDS || face_down_counts[q] < 0)
+        throw std::invalid_argument("win_probability: at most 7 cards a seat");
+      v.nhole[q] = face_down_counts[q];
+      v.nup[q] = (int)up_cards[q].size();
+      v.folded[q] = folded[q];
+      for (int j = 0; j < v.nup[q]; ++j) v.up[q][j] = card(up_cards[q][j]);
+    }
+    double value = win_probability(v, samples, max_exact);
+    if (value < 0) throw std::invalid_argument("win_probability: more unseen cards to deal than are left");
+    return value;
+  }, py::arg("rules"), py::arg("button"), py::arg("street"), py::arg("seat"), py::arg("wild"),
+     py::arg("hole"), py::arg("face_down_counts"), py::arg("up_cards"), py::arg("folded"),
+     py::arg("samples"), py::arg("max_exact"));
+  // ---- end of observation features ----
 }

@@ -19,7 +19,11 @@ spade.
 
 Two users: the **equity** agent (``agents.equity``, its own generator) and the observation's
 optional ``win_probability`` piece (``envs.observation``), which uses :func:`win_probability`:
-every deal when there are few (the last street), else a generator seeded from the visible state.
+every deal when there are few (the last street), else deals from a small counter-based
+generator (:func:`sample_deals`) keyed by the visible cards. That function is the
+specification of the compiled core's copy (``src/stud_core.cpp``, "observation features"):
+both draw the same deals from the same visible state and sum whole-number shares
+(:data:`SHARE_UNITS`), so the two give the same float64, bit for bit.
 """
 
 from __future__ import annotations
@@ -38,13 +42,19 @@ from envs.engine.hands import evaluate, evaluate_batch
 from envs.engine.rules import (NO_LOW_CHICAGO, NO_WILD, QUEEN, Rules, deal_order, deal_sequence, deck_mask,
                                hand_options, low_chicago_key, next_wild_rank, wild_ranks)
 
-__all__ = ["equity", "win_probability", "visible_seed", "warm_up", "BUILD_AFTER"]
+__all__ = ["equity", "win_probability", "visible_seed", "sample_deals", "warm_up", "BUILD_AFTER",
+           "SHARE_UNITS"]
 
 _CARDS = tuple(Card(i) for i in range(52))
 _BUILT: set[tuple] = set()          # configurations whose batch tables exist in this process
 _LAZY_ROWS: dict[tuple, int] = {}   # rows scored one by one so far, per configuration
 BUILD_AFTER = 50_000
 """Rows a configuration may score one at a time before its batch tables are built."""
+SHARE_UNITS = 1_441_440
+"""A pot in whole units: 2 * lcm(1..16), so the share of any of up to 16 tied winners, halved
+by Low Chicago, is a whole number of units, and a sum of shares is exact in any order."""
+GOLDEN = 0x9E3779B97F4A7C15
+"""splitmix64's increment (2**64 / the golden ratio)."""
 
 
 def _score(cards: np.ndarray, rules: Rules, wild_ranks: tuple[str, ...]) -> np.ndarray:
@@ -87,6 +97,46 @@ def _draw(pool: np.ndarray, need: int, samples: int, rng: np.random.Generator) -
     """``samples`` rows of ``need`` distinct cards from ``pool``, each row a uniformly random
     ordered draw: the first ``need`` cards of a random permutation (argsort of uniform keys)."""
     return pool[np.argsort(rng.random((samples, len(pool))), axis=1)[:, :need]]
+
+
+def _mix64(z: np.ndarray) -> np.ndarray:
+    """splitmix64's output function, elementwise on uint64 arrays (arithmetic modulo 2**64)."""
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return z ^ (z >> np.uint64(31))
+
+
+def sample_deals(pool: np.ndarray, need: int, samples: int, seed: list[int]) -> np.ndarray:
+    """``samples`` rows of ``need`` distinct cards from ``pool`` (ascending card indices), drawn by
+    a counter-based generator that the compiled core implements the same way:
+
+    - the key folds ``seed`` (non-negative ints) into 64 bits: ``key = mix64(key + GOLDEN + x)``
+      for each ``x`` in turn, from ``key = 0`` (``mix64``: splitmix64's output function);
+    - draw ``j`` of sample ``s`` uses ``u``, the top 32 bits of ``mix64(key + GOLDEN * c)`` with
+      counter ``c = s * need + j + 1`` (splitmix64's ``c``-th output from ``key``);
+    - each sample is a partial Fisher-Yates shuffle of ``pool``: position ``j`` swaps with
+      position ``j + (u * (len(pool) - j) >> 32)``, and the row is the first ``need`` cards.
+
+    (The multiply-shift index is biased by under 52 / 2**32, far below the sampling noise.)
+
+    >>> sample_deals(np.arange(10), 3, 2, [7, 1]).shape
+    (2, 3)
+    >>> bool((sample_deals(np.arange(52), 5, 4, [1]) == sample_deals(np.arange(52), 5, 4, [1])).all())
+    True
+    """
+    key = np.zeros(1, dtype=np.uint64)
+    for x in seed:
+        key = _mix64(key + np.uint64(GOLDEN) + np.uint64(x))
+    counters = np.arange(1, samples * need + 1, dtype=np.uint64).reshape(samples, need)
+    u = _mix64(key + counters * np.uint64(GOLDEN)) >> np.uint64(32)
+    deck = np.tile(np.asarray(pool, dtype=np.int64), (samples, 1))
+    rows = np.arange(samples)
+    for j in range(need):
+        k = j + ((u[:, j] * np.uint64(len(pool) - j)) >> np.uint64(32)).astype(np.intp)
+        picked = deck[rows, k]
+        deck[rows, k] = deck[rows, j]
+        deck[rows, j] = picked
+    return deck[:, :need]
 
 
 @dataclass(frozen=True)
@@ -156,15 +206,17 @@ def equity(view: PlayerView, samples: int, rng: np.random.Generator) -> float:
         return 1.0
     spot = _spot(view)
     drawn = _draw(spot.pool, spot.need, samples, rng)  # (samples, need)
-    return float(_shares(view, spot, drawn).mean())
+    return _mean_share(_share_units(view, spot, drawn))
 
 
 def visible_seed(view: PlayerView) -> list[int]:
-    """Entropy for a generator that depends on exactly what ``view`` shows: the seat, the log's
-    length, its own face-down cards, every seat's face-up cards and who folded. A replay of the
-    view (``agents.base.game_from_view``) gives the same seed; the other seats' face-down
-    cards never enter it."""
-    out = [view.seat, len(view.log), *map(int, view.hole_cards), 52]
+    """The seed of :func:`win_probability`'s deals: exactly the cards and seats the estimate
+    depends on, as ints: the seat, the button (the deal order of the cards to come), its own
+    face-down cards, every seat's face-up cards and who folded. So it is the same at every
+    decision of a betting round (the estimate does not jitter while nobody's cards change), a
+    replay of the view (``agents.base.game_from_view``) gives the same seed, and the other
+    seats' face-down cards never enter it."""
+    out = [view.seat, view.button, *map(int, view.hole_cards), 52]
     for s, up in enumerate(view.up_cards):
         out += [*map(int, up), 53 + int(view.folded[s])]
     return out
@@ -177,8 +229,10 @@ def win_probability(view: PlayerView, *, samples: int = 64, max_exact: int = 200
 
     When the unseen cards can fall in at most ``max_exact`` ways (heads-up Soko on the last
     street: the opponent's one face-down card, 43 ways), every way is scored; otherwise
-    ``samples`` deals are drawn from a generator seeded by :func:`visible_seed`, so the same
-    visible state always gets the same number.
+    ``samples`` deals are drawn by :func:`sample_deals` keyed by :func:`visible_seed`, so the
+    same visible cards always get the same number. The mean is a sum of whole-number shares
+    (:data:`SHARE_UNITS`) divided once: the compiled core (``envs.batched.win_probability``)
+    gives the same float64.
 
     >>> from envs.engine.game import Game
     >>> g = Game("soko", 2, deck="7d Ad Ks Kh Qc 9h 8d 5c 2c 3s", button=0, seed=0)
@@ -200,12 +254,19 @@ def win_probability(view: PlayerView, *, samples: int = 64, max_exact: int = 200
         drawn = (np.array(list(itertools.permutations(spot.pool.tolist(), need)), dtype=np.int64)
                  if need else np.empty((1, 0), dtype=np.int64))
     else:
-        drawn = _draw(spot.pool, need, samples, np.random.default_rng(visible_seed(view)))
-    return float(_shares(view, spot, drawn).mean())
+        drawn = sample_deals(spot.pool, need, samples, visible_seed(view))
+    return _mean_share(_share_units(view, spot, drawn))
 
 
-def _shares(view: PlayerView, spot: _Spot, drawn: np.ndarray) -> np.ndarray:
-    """The seat's share of the pot in each deal of ``drawn`` (one row of unseen cards each)."""
+def _mean_share(units: np.ndarray) -> float:
+    """The mean of shares given in :data:`SHARE_UNITS`, as a fraction of the pot: one exact
+    integer sum and one correctly rounded division."""
+    return int(units.sum()) / (SHARE_UNITS * len(units))
+
+
+def _share_units(view: PlayerView, spot: _Spot, drawn: np.ndarray) -> np.ndarray:
+    """The seat's share of the pot in each deal of ``drawn`` (one row of unseen cards each), in
+    :data:`SHARE_UNITS` (int64)."""
     rules = view.rules
     me = view.seat
     active, layout, known = spot.active, spot.layout, spot.known
@@ -259,7 +320,7 @@ def _shares(view: PlayerView, spot: _Spot, drawn: np.ndarray) -> np.ndarray:
     i = active.index(me)
     best = scores.max(axis=0)
     winners = scores == best
-    high = winners[i] / winners.sum(axis=0)
+    high = np.where(winners[i], SHARE_UNITS // winners.sum(axis=0), 0)  # ties split
     if rules.low_chicago:
         keys = []
         for s in active:
@@ -268,7 +329,7 @@ def _shares(view: PlayerView, spot: _Spot, drawn: np.ndarray) -> np.ndarray:
         keys = np.stack(keys)
         lowest = keys.min(axis=0)
         chicago = (keys[i] == lowest) & (lowest < NO_LOW_CHICAGO)
-        share = np.where(lowest < NO_LOW_CHICAGO, 0.5 * high + 0.5 * chicago, high)
+        share = np.where(lowest < NO_LOW_CHICAGO, high // 2 + chicago * (SHARE_UNITS // 2), high)
     else:
         share = high
     return share

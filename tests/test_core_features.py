@@ -1,0 +1,143 @@
+"""The optional observation pieces in the compiled core: the same values as the reference.
+
+``envs.batched.win_probability`` (the core) against ``envs.engine.equity.win_probability`` (the
+pure-Python reference) on random states of every preset and table size, folded seats, the
+exact last street and the Monte-Carlo streets before it; the counter-based deal sampler both
+implement; ``BatchedGame(observation_features=...)`` against the reference encoder, hand by
+hand (``envs/differential.py``).
+"""
+
+import math
+
+import numpy as np
+import pytest
+
+from envs.actions import action_mask, apply_action, random_action
+from envs.batched import BatchedGame, core_rules, win_probability as core_win_probability
+from envs.differential import compare
+from envs.engine.equity import _spot, sample_deals, win_probability
+from envs.engine.game import Game
+from envs.engine.rules import RULES, get_rules
+from envs.observation import FEATURES, WIN_EXACT, ObservationEncoder
+
+from envs import _stud_core
+
+ALL = tuple(FEATURES)
+
+
+@pytest.mark.parametrize("name", list(RULES) + ["ftb_queens_wild"])
+def test_the_core_win_probability_is_the_references_on_random_states(name):
+    rules = get_rules("follow_the_bitch", queens_wild=True) if name == "ftb_queens_wild" else RULES[name]
+    rng = np.random.default_rng(len(name))
+    seen = {"exact": 0, "sampled": 0, "folded": 0}
+    for players in range(rules.min_players, rules.max_players + 1):
+        for _ in range(3):
+            game = Game(rules, players, seed=int(rng.integers(1 << 30)), button=int(rng.integers(players)))
+            while not game.is_over:
+                for seat in range(players):
+                    view = game.view(seat)
+                    expected = win_probability(view)
+                    assert core_win_probability(game, seat) == expected, (name, players, game.history(), seat)
+                    if view.folded[seat]:
+                        seen["folded"] += 1
+                    elif sum(not f for f in view.folded) > 1:
+                        spot = _spot(view)
+                        seen["exact" if math.perm(len(spot.pool), spot.need) <= WIN_EXACT else "sampled"] += 1
+                apply_action(game, random_action(action_mask(game), rng))
+    # Both branches and folded seats came up (heads-up Soko's last street is exact; in Follow
+    # the Bitch three face-down cards per opponent leave too many ways; the 12-card mini deck
+    # is always few enough).
+    assert seen["folded"] > 5 or rules.max_players == 2  # heads-up, a fold ends the hand
+    assert seen["sampled"] > 20 or name == "soko_mini"
+    assert seen["exact"] > 5 or rules.follow_the_queen
+
+
+def test_a_candidate_face_down_card_gives_the_value_of_holding_it():
+    # Local best response asks what the seat's features would be with each card it might hold:
+    # the same as a game dealt that card (swapped with the seat's own in the deck), same actions.
+    rng = np.random.default_rng(4)
+    checked = 0
+    for _ in range(12):
+        game = Game("soko", 2, seed=int(rng.integers(1 << 30)), button=int(rng.integers(2)))
+        played = []
+        while not game.is_over:
+            seat = game.current_player
+            deck = [int(c) for c in game.deck]
+            mine = int(game.hole_cards(seat)[0])
+            face_up = {int(c) for s in range(2) for c in game.up_cards(s)}
+            unseen = [c for c in deck if c != mine and c not in face_up]  # what the seat might hold
+            for card in rng.choice(unseen, 3, replace=False).tolist():
+                swapped_deck = [card if c == mine else mine if c == card else c for c in deck]
+                swapped = Game("soko", 2, deck=swapped_deck, button=game.button)
+                for action in played:
+                    apply_action(swapped, action)
+                assert core_win_probability(game, seat, hole=(card,)) == win_probability(swapped.view(seat))
+                checked += 1
+            action = random_action(action_mask(game), rng)
+            apply_action(game, action)
+            played.append(action)
+    assert checked > 50
+
+
+def test_the_sampler_deals_distinct_pool_cards_evenly_and_repeats_itself():
+    pool = np.array([c for c in range(52) if c % 3])  # 34 cards, not 0..n-1
+    deals = sample_deals(pool, 5, 20_000, [3, 1, 4, 1, 5])
+    assert deals.shape == (20_000, 5)
+    assert np.isin(deals, pool).all()
+    assert all(len(set(row)) == 5 for row in deals[:500].tolist())
+    assert np.array_equal(deals, sample_deals(pool, 5, 20_000, [3, 1, 4, 1, 5]))
+    assert not np.array_equal(deals, sample_deals(pool, 5, 20_000, [3, 1, 4, 1, 6]))
+    # Every card about equally often in every position: 20,000 / 34 = 588 each, sd about 24.
+    for j in range(5):
+        counts = np.bincount(deals[:, j], minlength=52)[pool]
+        assert counts.min() > 588 - 120 and counts.max() < 588 + 120, (j, counts)
+
+
+def test_the_batched_core_writes_the_features_as_the_reference_encoder():
+    for name, players in [("soko", 2), ("soko", 5), ("soko_nordic", 3), ("soko_mini", 2),
+                          ("follow_the_bitch", 4), ("follow_the_bitch_low_chicago", 3)]:
+        report = compare(RULES[name], players, 8, seed=players, features=ALL)
+        assert report.steps > 20
+        assert not report.mismatches, "\n\n".join(report.mismatches[:3])
+    ftb = get_rules("follow_the_bitch", queens_wild=True, low_chicago=True)
+    report = compare(ftb, 2, 20, seed=1, short_stacks=True, features=["win_probability"])
+    assert not report.mismatches, "\n\n".join(report.mismatches[:3])
+
+
+def test_the_batched_observations_have_the_feature_layout():
+    g = BatchedGame("soko", 2, 4, observations=True, observation_features=["win_probability", "hand_class"])
+    g.reset(seeds=range(4))
+    assert g.layout.features == ("hand_class", "win_probability")
+    assert g.observations.shape == (4, 606 + 12 + 1)
+    wp = g.observations[:, g.layout.slice("win_probability")]
+    assert ((wp > 0) & (wp < 1)).all()  # third street: nobody is sure of anything
+    assert (g.observations[:, g.layout.slice("hand_class")].sum(axis=1) == 1).all()
+    with pytest.raises(ValueError, match="observations=True"):
+        BatchedGame("soko", 2, 4, observation_features=["hand_class"])
+    with pytest.raises(ValueError, match="unknown observation feature"):
+        BatchedGame("soko", 2, 4, observations=True, observation_features=["equity"])
+
+
+def test_the_direct_binding_refuses_bad_input_with_a_reason():
+    rules = core_rules("soko")
+    args = dict(button=0, street=0, seat=0, wild=-1, hole=[0], face_down_counts=[1, 1],
+                up_cards=[[4], [8]], folded=[False, False], samples=8, max_exact=10)
+    assert 0 < _stud_core.win_probability(rules, **args) < 1
+    for bad, message in [(dict(hole=[4]), "distinct cards"), (dict(seat=2), "seat"),
+                         (dict(street=9), "street"), (dict(folded=[False]), "one face-down count"),
+                         (dict(samples=0), "samples")]:
+        with pytest.raises(ValueError, match=message):
+            _stud_core.win_probability(rules, **{**args, **bad})
+
+
+def test_the_encoder_gets_the_same_observation_from_the_core_and_the_reference():
+    rng = np.random.default_rng(7)
+    for name in ("soko", "follow_the_bitch_low_chicago"):
+        fast = ObservationEncoder(name, features=ALL)
+        slow = ObservationEncoder(name, features=ALL, reference=True)
+        for _ in range(4):
+            game = Game(name, 3, seed=int(rng.integers(1 << 30)))
+            while not game.is_over:
+                for seat in range(3):
+                    assert np.array_equal(fast.encode(game, seat), slow.encode(game, seat))
+                apply_action(game, random_action(action_mask(game), rng))
