@@ -80,8 +80,23 @@ class NumpyActor:
         busy machine is a hundred times slower)."""
         if self._transposed is None:
             self._transposed = [np.ascontiguousarray(w.T) for w, _, _ in self.layers]
-        w, b, activation = self.layers[0]
-        x = (w @ np.asarray(observation, dtype=np.float32) + b)[None, :] + self._transposed[0][columns]
+        w, b, _ = self.layers[0]
+        return self._after_first((w @ np.asarray(observation, dtype=np.float32) + b)[None, :]
+                                 + self._transposed[0][columns])
+
+    def logits_with_values(self, observation: np.ndarray, columns: np.ndarray, values: np.ndarray) -> np.ndarray:
+        """(len(values), actions): the logits of ``observation`` with row ``i`` of ``values``
+        written at ``columns`` (each 0 in ``observation``): a spot with each of several cards
+        where more than the card's one-hot depends on it (hand-strength features)."""
+        if self._transposed is None:
+            self._transposed = [np.ascontiguousarray(w.T) for w, _, _ in self.layers]
+        w, b, _ = self.layers[0]
+        return self._after_first((w @ np.asarray(observation, dtype=np.float32) + b)[None, :]
+                                 + np.asarray(values, dtype=np.float32) @ self._transposed[0][columns])
+
+    def _after_first(self, x: np.ndarray) -> np.ndarray:
+        """The rest of the forward pass of rows ``x`` that went through the first linear layer."""
+        activation = self.layers[0][2]
         if activation is not None:
             x = _ACTIVATIONS[activation](x)
         for (_, b, activation), wT in zip(self.layers[1:], self._transposed[1:]):
@@ -109,10 +124,19 @@ class TorchActor:
 
     def logits_with_ones(self, observation: np.ndarray, columns: np.ndarray) -> np.ndarray:
         """As :meth:`NumpyActor.logits_with_ones`, one batch through torch."""
-        import torch
-
         batch = np.repeat(np.asarray(observation, dtype=np.float32)[None, :], len(columns), axis=0)
         batch[np.arange(len(columns)), columns] = 1.0
+        return self._batch_logits(batch)
+
+    def logits_with_values(self, observation: np.ndarray, columns: np.ndarray, values: np.ndarray) -> np.ndarray:
+        """As :meth:`NumpyActor.logits_with_values`, one batch through torch."""
+        batch = np.repeat(np.asarray(observation, dtype=np.float32)[None, :], len(values), axis=0)
+        batch[:, columns] = values
+        return self._batch_logits(batch)
+
+    def _batch_logits(self, batch: np.ndarray) -> np.ndarray:
+        import torch
+
         self.policy.set_training_mode(False)
         with torch.no_grad():
             obs, _ = self.policy.obs_to_tensor(batch)
@@ -252,9 +276,19 @@ class PPOAgent(Agent):
         """What :meth:`policy` gives with a 1 written at each of ``columns`` of the observation
         in turn, (len(columns), actions), in one pass: local best response asks this for every
         face-down card the player might hold (``arena/lbr.py``)."""
+        return self._batch_probabilities(self.actor.logits_with_ones(observation, np.asarray(columns)), action_mask)
+
+    def probabilities_with_values(self, observation: np.ndarray, columns: np.ndarray, values: np.ndarray,
+                                  action_mask: np.ndarray) -> np.ndarray:
+        """What :meth:`policy` gives with row ``i`` of ``values`` written at ``columns`` of the
+        observation, (len(values), actions), in one pass: local best response's question for a
+        network with hand-strength features, where a card changes more than its one-hot."""
+        return self._batch_probabilities(
+            self.actor.logits_with_values(observation, np.asarray(columns), values), action_mask)
+
+    def _batch_probabilities(self, logits: np.ndarray, action_mask: np.ndarray) -> np.ndarray:
         legal = np.asarray(action_mask, dtype=bool)
-        logits = np.where(legal, self.actor.logits_with_ones(observation, np.asarray(columns)),
-                          -np.inf).astype(np.float64)
+        logits = np.where(legal, logits, -np.inf).astype(np.float64)
         if self.deterministic:
             return np.eye(len(legal))[logits.argmax(axis=1)]
         weights = np.exp(logits - logits.max(axis=1, keepdims=True))

@@ -152,13 +152,19 @@ class _TargetPolicy:
         kind = type(target).__name__
         self.card_blind = kind in _CARD_BLIND
         self.encoder = None
-        # One batched pass over the candidate cards holds only where the observation is linear
-        # in the face-down card: not with hand-strength features (they depend on the card).
-        if kind == "PPOAgent" and not target.features:
+        # A ppo model: one batched pass over the candidate cards. Its observation differs from
+        # card to card in the face-down card's one-hot and in the pieces written from the
+        # face-down cards (the observer pieces: hand_class, win_probability, ...), which are
+        # written for each candidate into the columns they occupy.
+        if kind == "PPOAgent":
             from envs.observation import ObservationEncoder
 
-            self.encoder = ObservationEncoder(rules)   # LBR's own: the target's follows the real game
+            # LBR's own encoder: the target's follows the real game.
+            self.encoder = ObservationEncoder(rules, features=target.features)
             self.hole = self.encoder.layout.slice("hole_cards")
+            self.observers = [(p.start, p.size, p.observer) for p in self.encoder.layout if p.observer is not None]
+            self.columns = np.concatenate([np.arange(self.hole.start, self.hole.stop)]
+                                          + [np.arange(start, start + size) for start, size, _ in self.observers])
 
     def __call__(self, game: Game, seat: int, candidates: np.ndarray) -> np.ndarray:
         """(len(candidates), actions): the target's policy in ``game`` (``seat`` to act) if it
@@ -170,7 +176,17 @@ class _TargetPolicy:
         if self.encoder is not None:
             obs = self.encoder.encode(game, seat)
             obs[self.hole] = 0.0
-            return self.target.probabilities_with_ones(obs, self.hole.start + candidates, mask)
+            if not self.observers:
+                return self.target.probabilities_with_ones(obs, self.hole.start + candidates, mask)
+            values = np.zeros((len(candidates), len(self.columns)), dtype=np.float32)
+            values[np.arange(len(candidates)), candidates] = 1.0  # the face-down card's one-hot
+            at = 52
+            for start, size, write in self.observers:
+                obs[start:start + size] = 0.0
+                for i, c in enumerate(candidates.tolist()):
+                    write(values[i, at:at + size], self.encoder, game, seat, (Card(c),))
+                at += size
+            return self.target.probabilities_with_values(obs, self.columns, values, mask)
         view = game.view(seat)
         log = list(view.log)
         at = next(i for i, e in enumerate(log) if e.kind == EventKind.DEAL and not e.up and e.seat == seat)

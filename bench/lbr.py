@@ -6,7 +6,9 @@
 A hand is one duplicate hand of ``arena.match.play_match`` (LBR in one seat, the target in the
 other), both agents' decisions included, after the hand tables are built (``warm_up``). LBR's
 cost per decision: one replay of the hand, the target's policy for every card of the range at
-each of its new decisions (one batched forward pass for a ``ppo`` model), and the equity against
+each of its new decisions (one batched forward pass for a ``ppo`` model; with observation
+features, each card's hand_class and win_probability written first, the latter by the compiled
+core: 64 roll-outs a card before the last street), and the equity against
 every card once per street (``--samples`` roll-outs before the last street, exact on it).
 Wall-clock seconds on one process.
 """

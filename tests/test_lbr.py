@@ -195,3 +195,45 @@ def test_target_replaces_the_opponents():
         load_config("configs/soko_ppo.yaml", overrides=["eval.exploitability=true"])
     with pytest.raises(ConfigError, match="eval.lbr_hands: local best response needs"):
         load_config("configs/follow_the_bitch_ppo.yaml", overrides=["eval.lbr_hands=10"])
+
+
+@pytest.mark.parametrize("activation", ["tanh", "elu"])
+def test_the_batched_target_policy_with_features_is_the_card_by_card_one(activation, tmp_path):
+    # A ppo model with hand-strength features: each candidate card changes its hand_class and
+    # win_probability too; one batched pass must give what its policy gives card by card.
+    torch = pytest.importorskip("torch")
+    from sb3_contrib import MaskablePPO
+
+    from agents.trained import PPOAgent
+    from arena.lbr import _TargetPolicy
+    from envs.observation import FEATURES
+    from envs.single_agent import SingleAgentEnv
+
+    env = SingleAgentEnv("soko", num_players=2, observation_features=tuple(FEATURES))
+    model = MaskablePPO("MlpPolicy", env, n_steps=64, batch_size=32, seed=0, device="cpu",
+                        policy_kwargs=dict(net_arch=[16], activation_fn={"tanh": torch.nn.Tanh,
+                                                                         "elu": torch.nn.ELU}[activation]))
+    gen = torch.Generator().manual_seed(1)
+    with torch.no_grad():
+        for p in model.policy.parameters():
+            p.copy_(torch.randn(p.shape, generator=gen) * 0.3)
+    model.observation_features = list(FEATURES)
+    agent = PPOAgent.from_model(model, name="featured", deterministic=False)
+    assert agent.features == tuple(FEATURES)
+    assert type(agent.actor).__name__ == {"tanh": "NumpyActor", "elu": "TorchActor"}[activation]
+    rules = get_rules("soko")
+    batched, by_card = _TargetPolicy(agent, rules), _TargetPolicy(agent, rules)
+    assert batched.encoder is not None
+    by_card.encoder = None  # the card-by-card path: the policy of each replayed view
+    rng = np.random.default_rng(2)
+    for seed in range(4):
+        g = Game("soko", 2, seed=seed)
+        while g.current_player is not None:
+            seat = g.current_player
+            seen = {int(c) for s in range(2) for c in g.up_cards(s)}
+            candidates = np.array([c for c in range(52) if c not in seen])
+            expected = by_card(g, seat, candidates)
+            got = batched(g, seat, candidates)
+            assert np.allclose(got, expected, atol=1e-6), (seed, g.street)
+            assert (got.std(axis=0) > 0).any()  # the cards make a difference
+            apply_action(g, int(rng.choice(np.flatnonzero(action_mask(g)))))
