@@ -141,3 +141,16 @@ def test_the_encoder_gets_the_same_observation_from_the_core_and_the_reference()
                 for seat in range(3):
                     assert np.array_equal(fast.encode(game, seat), slow.encode(game, seat))
                 apply_action(game, random_action(action_mask(game), rng))
+
+
+def test_the_reference_scores_three_card_hands_after_many_rows(monkeypatch):
+    # soko_mini's hands have three cards, which have no batch tables: the reference must keep
+    # scoring them one at a time however many rows it has scored (it once switched to the
+    # five-to-seven-card batch evaluator after BUILD_AFTER rows and failed).
+    from envs.engine import equity
+
+    r = RULES["soko_mini"]
+    key = (r.canadian_hands, (), r.double_ace_flush, r.ace_low_four_straight, 3)
+    monkeypatch.setitem(equity._LAZY_ROWS, key, equity.BUILD_AFTER)  # as if after many rows
+    game = Game(r, 2, seed=3)
+    assert win_probability(game.view(0)) == core_win_probability(game, 0)

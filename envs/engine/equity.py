@@ -64,13 +64,14 @@ def _score(cards: np.ndarray, rules: Rules, wild_ranks: tuple[str, ...]) -> np.n
     with a wild rank, and Follow the Bitch has thirteen wild configurations. Until a
     configuration has needed ``BUILD_AFTER`` rows (or one call brings 4096 rows or more), its
     few rows are scored one at a time with ``evaluate`` instead (the same values; the engine's
-    tests hold the two evaluators equal). :func:`warm_up` builds everything at once."""
+    tests hold the two evaluators equal). :func:`warm_up` builds everything at once. Hands of
+    fewer than five cards (``soko_mini`` deals three) have no batch tables: always one at a time."""
     key = (rules.canadian_hands, wild_ranks, rules.double_ace_flush, rules.ace_low_four_straight,
            cards.shape[1])
     options = hand_options(rules, wild_ranks)
     if key not in _BUILT:
         rows = _LAZY_ROWS.get(key, 0) + len(cards)
-        if rows < BUILD_AFTER and len(cards) < 4096:
+        if (rows < BUILD_AFTER and len(cards) < 4096) or not 5 <= cards.shape[1] <= 7:
             _LAZY_ROWS[key] = rows
             return np.fromiter((evaluate([_CARDS[c] for c in row], **options) for row in cards.tolist()),
                                dtype=np.int64, count=len(cards))
