@@ -5,9 +5,11 @@ The reference plays one hand at a time through ``envs.actions`` (``action_mask``
 ``random_action``, ``apply_action``), as the envs do. The core steps ``--batch`` hands per call;
 the random actions are drawn for the whole batch with NumPy (their cost is counted), and
 finished hands are re-dealt inside the step (automatic reset). The last column writes the
-observation of every hand's player to act at every step too.
+observation of every hand's player to act at every step too; ``--features`` adds a column with
+every optional observation piece (``envs.observation.FEATURES``: hand_class, showing_class and
+win_probability, a 64-deal simulation at every decision before the last street).
 
-    .venv/bin/python bench/core_speed.py [--seconds 3] [--batch 1024] [--threads 1]
+    .venv/bin/python bench/core_speed.py [--seconds 3] [--batch 1024] [--threads 1] [--features]
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import numpy as np
 from envs.actions import action_mask, apply_action, random_action
 from envs.batched import BatchedGame
 from envs.engine.game import Game
+from envs.observation import FEATURES
 import quick_option  # bench/quick_option.py (this folder is on sys.path for a script)
 
 # `--quick` (bench/quick_option.py): these options.
@@ -41,9 +44,10 @@ def reference(game: str, players: int, seconds: float) -> tuple[float, float]:
 
 
 def core(game: str, players: int, seconds: float, batch: int, *, observations: bool = False,
-         threads: int = 1) -> tuple[float, float]:
+         features=(), threads: int = 1) -> tuple[float, float]:
     rng = np.random.default_rng(0)
-    g = BatchedGame(game, players, batch, observations=observations, threads=threads)
+    g = BatchedGame(game, players, batch, observations=observations, observation_features=features,
+                    threads=threads)
     g.reset(seeds=np.arange(batch))
     hands = steps = 0
     start = time.perf_counter()
@@ -61,16 +65,24 @@ def main(argv=None) -> None:
     parser.add_argument("--seconds", type=float, default=3.0)
     parser.add_argument("--batch", type=int, default=1024)
     parser.add_argument("--threads", type=int, default=1, help="threads per core step")
+    parser.add_argument("--features", action="store_true",
+                        help="a last column with the observation features as well")
     args = quick_option.parse_args(parser, QUICK, argv)
     print(f"{'game':<30} {'players':>7} {'reference hands/s':>18} {'core hands/s':>13} "
-          f"{'core steps/s':>13} {'ratio':>6} {'core+obs hands/s':>17}")
+          f"{'core steps/s':>13} {'ratio':>6} {'core+obs hands/s':>17}"
+          + (f" {'core+obs+features hands/s':>26}" if args.features else ""))
     for game, players in (("soko", 2), ("soko", 6), ("follow_the_bitch", 2),
                           ("follow_the_bitch_low_chicago", 6)):
         ref, _ = reference(game, players, args.seconds)
         fast, fast_steps = core(game, players, args.seconds, args.batch, threads=args.threads)
         with_obs, _ = core(game, players, args.seconds, args.batch, observations=True, threads=args.threads)
-        print(f"{game:<30} {players:>7} {ref:>18,.0f} {fast:>13,.0f} {fast_steps:>13,.0f} "
-              f"{fast / ref:>5.0f}x {with_obs:>17,.0f}", flush=True)
+        line = (f"{game:<30} {players:>7} {ref:>18,.0f} {fast:>13,.0f} {fast_steps:>13,.0f} "
+                f"{fast / ref:>5.0f}x {with_obs:>17,.0f}")
+        if args.features:
+            featured, _ = core(game, players, args.seconds, args.batch, observations=True,
+                               features=tuple(FEATURES), threads=args.threads)
+            line += f" {featured:>26,.0f}"
+        print(line, flush=True)
 
 
 if __name__ == "__main__":

@@ -129,7 +129,7 @@ under ``canadian_hands``).
 |---|---|---|
 | `hand_class` | 12 | made-hand category of the observer's own cards (face-down and face-up, wild cards in force), one-hot |
 | `showing_class` | max players x 12 | made-hand category of each relative seat's face-up cards (wild cards in force), one-hot, seat-major |
-| `win_probability` | 1 | the observer's expected share of the pot at showdown against uniformly random unseen cards, nobody folding (`envs.engine.equity.win_probability`): exact when the unseen cards fall in at most 2,000 ways (heads-up Soko's last street: 43), else 64 deals from a generator seeded by what the observer sees; with the follow-the-queen wild rank replayed and Low Chicago's half pot; 0 after folding; once the hand is over, the share of the pot it won |
+| `win_probability` | 1 | the observer's expected share of the pot at showdown against uniformly random unseen cards, nobody folding (`envs.engine.equity.win_probability`): exact when the unseen cards fall in at most 2,000 ways (heads-up Soko's last street: 43), else 64 deals from a counter-based generator keyed by the cards the observer sees (`envs.engine.equity.sample_deals`; the compiled core computes the same value, bit for bit); with the follow-the-queen wild rank replayed and Low Chicago's half pot; 0 after folding; once the hand is over, the share of the pot it won |
 
 A trained model remembers its pieces (``env.observation_features`` in its config, stored in the
 model zip), and ``ppo:`` agents encode with them.
