@@ -101,6 +101,8 @@ WIN_SAMPLES = 64
 """Deals ``win_probability`` draws when the unseen cards can fall in more than ``WIN_EXACT`` ways."""
 WIN_EXACT = 2000
 """``win_probability`` scores every way the unseen cards can fall when there are at most this many."""
+WIN_CACHE = 20_000
+"""Values an encoder keeps (by visible card state) before it starts its ``win_probability`` cache over."""
 
 State = Callable[[Game, "int | None", "tuple[int, ...] | None"], Any]
 Observer = Callable[[np.ndarray, "ObservationEncoder", Game, int, tuple], None]
@@ -281,11 +283,16 @@ def _write_win_probability(view: np.ndarray, encoder: ObservationEncoder, game: 
     if game.is_over:
         view[0] = (game.payoffs[seat] + game.total_committed[seat]) / game.pot if game.pot else 0.0
         return
-    # One computation per seat, face-down cards and log position: the env and a tournament may
-    # encode one spot more than once.
-    key = (seat, encoder._pos, tuple(hole))
+    # One computation per visible card state (what the value depends on: the seat, its
+    # face-down cards, the street, the button, who folded and every face-up card), kept across
+    # hands: the env and a tournament may encode one spot more than once, and local best
+    # response asks the same cards again after each betting action it considers.
+    key = (seat, tuple(hole), game.street, game.button, game.folded,
+           tuple(game.up_cards(s) for s in range(game.num_players)))
     value = encoder._win_cache.get(key)
     if value is None:
+        if len(encoder._win_cache) >= WIN_CACHE:
+            encoder._win_cache.clear()
         if encoder.reference:
             if tuple(hole) != game.hole_cards(seat):
                 raise ValueError("the reference win_probability reads the seat's real face-down cards")
@@ -497,7 +504,6 @@ class ObservationEncoder:
         self._n = n
         self._pos = 0
         self._state_pos = -1  # log length when the state pieces were last written
-        self._win_cache = {}
         self._street = 0
         stacks = game.starting_stacks
         scale = self._scales.get(stacks)
