@@ -15,7 +15,9 @@ env        ``game`` (a preset of ``envs.engine.rules.RULES``), ``players``, ``ru
 opponents  ``baselines`` (agent spec -> weight) and ``self_play`` (snapshots of the learner:
            how often, how many kept, their share of the hands, deterministic or sampled play)
 ppo        MaskablePPO arguments under their own names, plus ``net_arch``, ``activation_fn``,
-           ``n_envs``, ``vec_env`` (``dummy`` or ``subproc``), ``torch_threads``
+           ``lr_schedule`` and ``ent_schedule`` (``constant`` or ``linear``: the learning rate
+           down to 0, the entropy bonus down to ``ent_coef_end``), ``n_envs``, ``vec_env``
+           (``dummy`` or ``subproc``), ``torch_threads``
 eval       ``every`` timesteps a duplicate tournament of ``hands`` hands against each of
            ``baselines``
 run        ``name``, ``total_timesteps``, ``checkpoint_every``, ``seed``, ``out_dir``
@@ -102,6 +104,10 @@ class PPOConfig:
     clip_range_vf: float | None = None
     normalize_advantage: bool = True
     ent_coef: float = 0.0
+    # linear: the entropy bonus goes from ent_coef down to ent_coef_end at run.total_timesteps
+    # (set at each rollout's start, so a resumed run picks up where it stopped).
+    ent_schedule: Literal["constant", "linear"] = "constant"
+    ent_coef_end: float = 0.0
     vf_coef: float = 0.5
     max_grad_norm: float = 0.5
     target_kl: float | None = None

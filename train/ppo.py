@@ -100,8 +100,8 @@ def main(cfg: Config, *, resume: str | Path | None = None, command: Sequence[str
     from sb3_contrib import MaskablePPO
     from stable_baselines3.common.callbacks import CallbackList
 
-    from train.callbacks import (Checkpoints, Evaluation, OpponentPool, PokerStats, ProgressBar, SelfPlay,
-                                 latest_checkpoint, save_model)
+    from train.callbacks import (Checkpoints, EntropySchedule, Evaluation, OpponentPool, PokerStats, ProgressBar,
+                                 SelfPlay, latest_checkpoint, save_model)
     from train.vec import make_vec_env
 
     command_line = shlex.join(command if command is not None else [sys.executable, *sys.argv])
@@ -192,6 +192,8 @@ def main(cfg: Config, *, resume: str | Path | None = None, command: Sequence[str
         # At each step: snapshot, then evaluation, then the checkpoint (which saves the pool), so
         # a checkpoint on disk means everything before it is recorded.
         callbacks = [bar, PokerStats(), SelfPlay(pool, cfg.opponents.self_play.every), evaluation, checkpoints]
+        if ppo.ent_schedule == "linear":
+            callbacks.insert(0, EntropySchedule(ppo.ent_coef, ppo.ent_coef_end, cfg.run.total_timesteps))
 
         remaining = cfg.run.total_timesteps - model.num_timesteps
         previous_term = signal.signal(signal.SIGTERM, _terminate)
