@@ -61,6 +61,7 @@ from envs.engine.rules import Rules, get_rules
 __all__ = ["BatchedVecEnv", "make_batched_vec_env", "unsupported", "opponent_unsupported"]
 
 _KIND = {kind: k for k, kind in enumerate(ACTION_KINDS)}
+_KIND_NAMES = tuple(str(kind) for kind in ACTION_KINDS)
 _VOLUNTARY = np.zeros(len(ACTION_KINDS), dtype=bool)  # VPIP: chips put in by choice on the first round
 for _name in ("call", "complete", "bet", "raise"):
     _VOLUNTARY[_KIND[_name]] = True
@@ -231,28 +232,34 @@ class BatchedVecEnv(VecEnv):
         """Book the hands that ended in ``ended`` (episodes if the learner acted) and draw the next."""
         g = self.game
         episodes = ended[self._acted[ended]]
-        for i in episodes.tolist():
-            seat = int(self.learner_seat[i])
-            payoffs = tuple(g.payoffs[i].tolist())
-            folded = bool(self._folded[i, seat])
-            showdown = int((~self._folded[i]).sum()) > 1
-            counts = self._counts[i].tolist()
-            rewards[i] = payoffs[seat] / self.big_bet
-            dones[i] = True
-            infos[i] = {
-                "learner_seat": seat,
-                "payoff": payoffs[seat],
-                "payoffs": payoffs,
-                "showdown": showdown,
-                "learner_showdown": showdown and not folded,
-                "folded": folded,
-                "vpip": bool(self._vpip[i]),
-                "actions": {str(kind): counts[k] for k, kind in enumerate(ACTION_KINDS)},
-                "opponents": tuple(None if o < 0 else o for o in self.seat_opponents[i].tolist()),
-                "illegal_actions": int(self._illegal[i]),
-                "terminal_observation": self._last_obs[i].copy(),
-                "TimeLimit.truncated": False,
-            }
+        if len(episodes):
+            seats = self.learner_seat[episodes]
+            all_payoffs = g.payoffs[episodes]
+            payoff = all_payoffs[np.arange(len(episodes)), seats]
+            rewards[episodes] = payoff / self.big_bet
+            dones[episodes] = True
+            folded = self._folded[episodes, seats]
+            showdown = (~self._folded[episodes]).sum(axis=1) > 1
+            terminal = self._last_obs[episodes]   # a fresh array: its rows stay as they are
+            columns = zip(episodes.tolist(), seats.tolist(), all_payoffs.tolist(), payoff.tolist(),
+                          folded.tolist(), showdown.tolist(), self._vpip[episodes].tolist(),
+                          self._counts[episodes].tolist(), self.seat_opponents[episodes].tolist(),
+                          self._illegal[episodes].tolist(), terminal)
+            for i, seat, payoffs, mine, fold, shown, vpip, counts, opponents, illegal, obs in columns:
+                infos[i] = {
+                    "learner_seat": seat,
+                    "payoff": mine,
+                    "payoffs": tuple(payoffs),
+                    "showdown": shown,
+                    "learner_showdown": shown and not fold,
+                    "folded": fold,
+                    "vpip": vpip,
+                    "actions": dict(zip(_KIND_NAMES, counts)),
+                    "opponents": tuple(None if o < 0 else o for o in opponents),
+                    "illegal_actions": illegal,
+                    "terminal_observation": obs,
+                    "TimeLimit.truncated": False,
+                }
         self._new_hands(ended)
 
     def _play_opponents(self, rewards: np.ndarray, dones: np.ndarray, infos: list) -> None:
