@@ -227,6 +227,9 @@ def main(argv: list[str] | None = None) -> None:
                              "and not the best tutorial setup here")
     parser.add_argument("--slots", type=int, nargs="+", default=[64, 128, 256, 512],
                         help="hand slots of the batched env to measure (n_steps = rollout size / slots)")
+    parser.add_argument("--equity", type=float, default=0.0, metavar="WEIGHT",
+                        help="also measure the single-agent pipeline with equity (which has no batched "
+                             "form) added to the no-features pool at this weight")
     args = quick_option.parse_args(parser, QUICK, argv)
 
     cfg = load_config(args.config)
@@ -250,6 +253,14 @@ def main(argv: list[str] | None = None) -> None:
         batched.append(Setup(f"batched, no features ({slots} slots x {variant.ppo.n_steps})", our_model(variant),
                              threads=threads, validate=False))
     setups += [single, *batched]
+    if args.equity:
+        with_equity = load_config(args.config, overrides=["env.observation_features=[]",
+                                                          f"opponents.baselines.equity={args.equity}"])
+        label = f"single_agent, no features, equity at weight {args.equity:g}"
+        setups.append(Setup(label, our_model(with_equity), threads=threads, validate=False))
+        extra = [setups[-1]]
+    else:
+        extra = []
     if not args.one_thread_tutorial_only:
         setups += [
             Setup("tutorial: texas_holdem_v4, 1 env", tutorial_model(1, n_steps=tutorial_steps),
@@ -285,7 +296,7 @@ def main(argv: list[str] | None = None) -> None:
         print(f"{s.label:{width}} {s.rate:>12.0f} {s.steps:>9} {s.seconds:>8.1f} {s.rate / reference:>16.2f}")
     print(f"\nwhere the time goes (shares of each setup's measured time):")
     print(f"{'setup':{width}} {'env+opponents':>14} {'SB3 collection':>15} {'gradient updates':>17} {'x single_agent':>15}")
-    for s in [setups[0], single, *batched]:
+    for s in [setups[0], single, *batched, *extra]:
         env, collect, train = s.shares()
         print(f"{s.label:{width}} {env:>14.1%} {collect:>15.1%} {train:>17.1%} {s.rate / single.rate:>15.2f}")
     print(f"\nload average at the end {os.getloadavg()[0]:.2f}")
