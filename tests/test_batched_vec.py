@@ -307,3 +307,15 @@ def test_a_short_maskable_ppo_run_learns_on_it():
     assert model.num_timesteps == 1024
     assert len(model.ep_info_buffer) > 50                       # VecMonitor saw whole hands
     assert all(abs(e["r"]) <= 2 * get_rules("soko").stack / get_rules("soko").big_bet for e in model.ep_info_buffer)
+
+
+@pytest.mark.parametrize("pipeline", ["batched", "single_agent"])
+def test_a_training_run_on_either_pipeline(tmp_path, pipeline):
+    from train.ppo import main
+    from tests.test_train import smoke
+
+    cfg = smoke(tmp_path, f"ppo.pipeline={pipeline}", "run.total_timesteps=512", "eval.every=0",
+                "opponents.self_play.every=256")
+    run_dir = main(cfg, command=["python", "train/ppo.py"], progress=False)
+    assert (run_dir / "final_model.zip").exists()
+    assert len(list((run_dir / "snapshots").glob("snapshot_*.zip"))) >= 1   # snapshots joined the pool
