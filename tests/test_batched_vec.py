@@ -113,12 +113,15 @@ def _random_policy(rng):
 def _run(env, policy, steps):
     """Play ``steps`` VecEnv steps; returns the finished hands' (reward, info) and checks every
     step's masks and observations on the way."""
-    env.reset()
+    obs = env.reset()
     finished = []
     for _ in range(steps):
         masks = np.stack(env.env_method("action_masks"))
         assert masks.dtype == bool and masks[:, CHECK_CALL].all()
+        before = obs.copy()
         obs, rewards, dones, infos = env.step(policy(masks))
+        for i in np.flatnonzero(dones):   # the learner's observation at its last decision
+            np.testing.assert_array_equal(infos[i]["terminal_observation"], before[i])
         base = env.unwrapped if hasattr(env, "unwrapped") else env
         for i in range(0, base.num_envs, max(1, base.num_envs // 4)):   # the learner's own view
             np.testing.assert_array_equal(obs[i], base.game.observe(i, int(base.learner_seat[i])))

@@ -20,7 +20,9 @@
   terminal state is not kept: ``terminal_observation`` is the learner's observation at its last
   decision of the hand (SB3 reads it only for truncated episodes, and a hand always
   terminates). ``make_batched_vec_env`` wraps it in ``VecMonitor`` for ``episode`` infos;
-- ``env_method("action_masks")`` answers MaskablePPO from the core's mask array.
+- ``env_method("action_masks")`` answers MaskablePPO from the core's mask array; an illegal
+  learner id is played as check/fold and counted in ``illegal_actions`` (``SingleAgentEnv``'s
+  default; it has no ``illegal_action="raise"``).
 
 Opponents (``set_opponents(pool, weights)``, or ``train.vec.set_pool``), each played for all its
 slots at once:
@@ -287,14 +289,14 @@ class BatchedVecEnv(VecEnv):
     def reset(self) -> np.ndarray:
         seeds = np.random.SeedSequence(self._seed).generate_state(self.num_envs, dtype=np.uint64)
         self._rng = np.random.default_rng(np.random.SeedSequence(self._seed, spawn_key=(1,)))
-        self.game.reset(seeds=seeds, buttons=np.random.default_rng(seeds[0]).integers(
-            self.num_players, size=self.num_envs))
+        self.game.reset(seeds=seeds, buttons=self._rng.integers(self.num_players, size=self.num_envs))
         self._new_hands(np.arange(self.num_envs))
         rewards = np.zeros(self.num_envs, dtype=np.float32)
         dones = np.zeros(self.num_envs, dtype=bool)
         self._play_opponents(rewards, dones, [{} for _ in range(self.num_envs)])
         self.reset_infos = [{} for _ in range(self.num_envs)]
-        return self.game.observations.copy()
+        self._last_obs = self.game.observations.copy()
+        return self._last_obs
 
     def step_async(self, actions: np.ndarray) -> None:
         self._actions = np.asarray(actions, dtype=np.int64).reshape(self.num_envs)
@@ -310,7 +312,6 @@ class BatchedVecEnv(VecEnv):
             actions = actions.copy()
             actions[bad] = np.where(g.action_mask[bad, FOLD] != 0, FOLD, CHECK_CALL)
             self._illegal[bad] += 1
-        self._last_obs[:] = g.observations
         rewards = np.zeros(n, dtype=np.float32)
         dones = np.zeros(n, dtype=bool)
         infos: list[dict] = [{} for _ in range(n)]
@@ -318,7 +319,10 @@ class BatchedVecEnv(VecEnv):
         if len(ended):
             self._finish(ended, rewards, dones, infos)
         self._play_opponents(rewards, dones, infos)
-        return g.observations.copy(), rewards, dones, infos
+        # The array handed out is kept as the learner's last observation (SB3 copies, never
+        # writes it): a finished hand's terminal_observation is its row.
+        self._last_obs = g.observations.copy()
+        return self._last_obs, rewards, dones, infos
 
     def action_masks(self) -> np.ndarray:
         """The learner's legal ids in every slot, bool (N, actions)."""
