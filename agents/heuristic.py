@@ -39,7 +39,7 @@ from envs.engine.game import PlayerView
 from envs.engine.hands import Category, HandValue
 from envs.engine.rules import Betting, Rules, low_chicago_key, rules_evaluator
 
-__all__ = ["RandomAgent", "CallAgent", "RaiseAgent", "TagAgent", "hand_value", "draw_gap",
+__all__ = ["RandomAgent", "CallAgent", "RaiseAgent", "TagAgent", "BatchedTag", "hand_value", "draw_gap",
            "TAG_THRESHOLDS", "pick_bet"]
 
 
@@ -221,3 +221,36 @@ class TagAgent(Agent):
     def policy(self, view: PlayerView, action_mask: np.ndarray) -> np.ndarray:
         """A one-hot on :meth:`act`'s choice (for exact best responses)."""
         return _one_hot(self.act(view, action_mask), action_mask)
+
+
+class BatchedTag:
+    """:meth:`TagAgent.act` for many hands of an ``envs.batched.BatchedGame`` at once: the
+    compiled core's port of the same rules (the ``tag agent`` block of ``src/stud_core.cpp``),
+    given the bars of :data:`TAG_THRESHOLDS` for these rules as data. The training VecEnv
+    (``train/batched_vec.py``) plays its ``tag`` opponents with it; ``tests/test_batched_vec.py``
+    holds it equal to :class:`TagAgent` on random states of every preset.
+
+    >>> from envs.batched import BatchedGame
+    >>> g = BatchedGame("soko", 2, 4)
+    >>> g.reset(seeds=range(4))
+    >>> BatchedTag("soko").act(g, [0, 1, 2, 3]).shape
+    (4,)
+    """
+
+    def __init__(self, rules: Rules | str) -> None:
+        from envs import _stud_core
+        from envs.engine.rules import get_rules
+
+        self.rules = rules = get_rules(rules)
+        bars = []
+        for known in range(8):  # the core ranks at most seven cards
+            raise_bar, call_bar = _thresholds(rules, known)
+            bars.append([int(raise_bar.category), raise_bar.top_rank, int(call_bar.category), call_bar.top_rank])
+        self._core = _stud_core.TagPolicy(
+            bars, draw_length=4 if rules.canadian_hands else 5,
+            ace_low=rules.ace_low_four_straight or not rules.canadian_hands,
+            large=rules.betting != Betting.FIXED_LIMIT)
+
+    def act(self, game, slots) -> np.ndarray:
+        """Tag's action id (int64) in each of ``slots`` of ``game``, hands with a player to act."""
+        return self._core.act(game._core, np.asarray(slots, dtype=np.int64))

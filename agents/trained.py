@@ -71,6 +71,18 @@ class NumpyActor:
                 x = _ACTIVATIONS[activation](x)
         return x
 
+    def logits_batch(self, observations: np.ndarray) -> np.ndarray:
+        """(N, actions): the logits of N observations (rows) in one pass, multiplying by the
+        contiguous transposed weights (see :meth:`logits_with_ones`)."""
+        if self._transposed is None:
+            self._transposed = [np.ascontiguousarray(w.T) for w, _, _ in self.layers]
+        x = np.asarray(observations, dtype=np.float32)
+        for (_, b, activation), wT in zip(self.layers, self._transposed):
+            x = x @ wT + b
+            if activation is not None:
+                x = _ACTIVATIONS[activation](x)
+        return x
+
     def logits_with_ones(self, observation: np.ndarray, columns: np.ndarray) -> np.ndarray:
         """(len(columns), actions): the logits of ``observation`` with a 1 written at each of
         ``columns`` in turn (each must be 0 in ``observation``): the same player's spot with
@@ -121,6 +133,15 @@ class TorchActor:
         with torch.no_grad():
             obs, _ = self.policy.obs_to_tensor(np.asarray(observation, dtype=np.float32))
             return self.policy.get_distribution(obs).distribution.logits[0].cpu().numpy()
+
+    def logits_batch(self, observations: np.ndarray) -> np.ndarray:
+        """As :meth:`NumpyActor.logits_batch`, one batch through torch."""
+        import torch
+
+        self.policy.set_training_mode(False)
+        with torch.no_grad():
+            obs, _ = self.policy.obs_to_tensor(np.asarray(observations, dtype=np.float32))
+            return self.policy.get_distribution(obs).distribution.logits.cpu().numpy()
 
     def logits_with_ones(self, observation: np.ndarray, columns: np.ndarray) -> np.ndarray:
         """As :meth:`NumpyActor.logits_with_ones`, one batch through torch."""
@@ -303,6 +324,20 @@ class PPOAgent(Agent):
         cumulative = np.cumsum(np.exp(logits - logits.max()))
         return int(min(np.searchsorted(cumulative, self.rng.random() * cumulative[-1], side="right"),
                        len(logits) - 1))
+
+    def choose_batch(self, observations: np.ndarray, action_masks: np.ndarray,
+                     uniforms: np.ndarray | None = None) -> np.ndarray:
+        """:meth:`choose` for N observation rows in one forward pass (the batched training env's
+        opponents, ``train/batched_vec.py``): the most likely legal ids, or with ``uniforms``
+        (N draws in [0, 1), needed when sampling) one draw each from the masked softmax."""
+        logits = np.where(np.asarray(action_masks, dtype=bool), self.actor.logits_batch(observations), -np.inf)
+        if self.deterministic:
+            return logits.argmax(axis=1)
+        if uniforms is None:
+            raise ValueError("a sampling PPOAgent needs one uniform draw per row")
+        cumulative = np.cumsum(np.exp(logits - logits.max(axis=1, keepdims=True)), axis=1)
+        targets = np.asarray(uniforms)[:, None] * cumulative[:, -1:]
+        return np.minimum((cumulative <= targets).sum(axis=1), logits.shape[1] - 1)
 
     def act_game(self, game: Game, seat: int, action_mask: np.ndarray) -> int:
         return self.choose(self._encode(game, seat), action_mask)

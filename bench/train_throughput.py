@@ -1,11 +1,17 @@
-"""Training throughput: env-steps a second of MaskablePPO learning, ours against the tutorial.
+"""Training throughput: env-steps a second of MaskablePPO learning, ours against the tutorial,
+and the batched training env (``train/batched_vec.py``) against today's single-agent pipeline.
 
 Runs in one process, interleaved one rollout-plus-update at a time (so a busy machine slows
 every setup alike):
 
 - **ours**: the default experiment, ``configs/soko_ppo.yaml`` (Soko heads-up, its opponent
-  pool, its PPO settings, envs and torch threads), through ``train.vec.make_vec_env`` exactly
-  as ``train/ppo.py`` builds it;
+  pool, its PPO settings, envs and torch threads), through ``train.ppo.training_env`` exactly
+  as ``train/ppo.py`` builds it (with its observation features: the single-agent envs);
+- **single_agent / batched, no features**: the same config without observation features (the
+  compiled core does not write them yet), once on today's pipeline (``ppo.pipeline=
+  single_agent``: 16 ``SingleAgentEnv`` in ``DummyVecEnv``) and once on the batched env for
+  each slot count of ``--slots``, each with ``n_steps`` = the config's rollout size / slots, so
+  every setup learns from rollouts of the same size;
 - **tutorial, 1 env / 4 envs**: PettingZoo's SB3 action-masking tutorial setup on
   ``texas_holdem_v4``: its ``SB3ActionMaskWrapper`` around the AEC env, ``ActionMasker``,
   ``MaskablePPO(MaskableActorCriticPolicy, env)`` with every default (``n_steps=2048``,
@@ -15,11 +21,14 @@ every setup alike):
 An env-step is one ``VecEnv.step`` transition of one env: one learner decision in ours (the
 opponents' actions happen inside it), one player's action in the tutorial (it plays both
 seats). The time covers rollouts and gradient updates; the first rollout of each is warm-up.
-Extra rows (``--variants``) measure other vectorizations of ours to pick the default.
+A second table splits each of ours into the env (``VecEnv`` step and mask calls, opponents
+included), the rest of SB3's rollout collection (policy forward passes, buffers, callbacks)
+and the gradient updates. Extra rows (``--variants``) measure other vectorizations of ours.
 
-    .venv/bin/python bench/train_throughput.py [--rounds 4] [--variants] [--quick]
+    .venv/bin/python bench/train_throughput.py [--rounds 4] [--slots 64 128 256 512] [--variants] [--quick]
 
-Target (issue #5): ours at least 2x the tutorial's best env-steps a second, in the same run.
+Targets: ours at least 2x the tutorial's best (issue #5); the batched env at least 4x the
+single-agent pipeline on the same config, with the env at most 10% of its time (issue #14).
 """
 
 from __future__ import annotations
@@ -43,8 +52,8 @@ from sb3_contrib.common.wrappers import ActionMasker  # noqa: E402
 from stable_baselines3.common.vec_env import DummyVecEnv  # noqa: E402
 
 from train.config import Config, load_config  # noqa: E402
-from train.ppo import _learning_rate, _policy_kwargs  # noqa: E402
-from train.vec import make_vec_env, set_pool  # noqa: E402
+from train.ppo import _learning_rate, _policy_kwargs, training_env  # noqa: E402
+from train.vec import set_pool  # noqa: E402
 import quick_option  # bench/quick_option.py (this folder is on sys.path for a script)
 
 DEFAULT_THREADS = torch.get_num_threads()
@@ -130,8 +139,7 @@ def tutorial_model(n_envs: int, seed: int = 0, n_steps: int = 2048) -> MaskableP
 
 def our_model(cfg: Config, seed: int = 0) -> MaskablePPO:
     ppo = cfg.ppo
-    venv = make_vec_env(cfg.env, n_envs=ppo.n_envs, kind=ppo.vec_env, start_method=ppo.start_method,
-                        torch_threads=ppo.torch_threads)
+    venv = training_env(cfg, seed=seed)
     venv.seed(seed)
     set_pool(venv, cfg.opponents.baselines, [], self_play_weight=0.0, seed=seed, generation=0)
     return MaskablePPO("MlpPolicy", venv, learning_rate=_learning_rate(cfg), n_steps=ppo.n_steps,
@@ -145,7 +153,7 @@ def our_model(cfg: Config, seed: int = 0) -> MaskablePPO:
 
 
 # `--quick` (bench/quick_option.py): these options.
-QUICK = {"rounds": 1, "tutorial_n_steps": 512, "one_thread_tutorial_only": True}
+QUICK = {"rounds": 1, "tutorial_n_steps": 512, "one_thread_tutorial_only": True, "slots": [256]}
 
 
 class Setup:
@@ -157,6 +165,15 @@ class Setup:
         self.steps = 0
         self.seconds = 0.0
         self.rollout = model.n_steps * model.n_envs
+        # The profile split: time in the env, in SB3's rollout collection, in gradient updates.
+        self.split = {"env": 0.0, "collect": 0.0, "train": 0.0}
+        self._profiling = False
+        model = self.model
+        for name, key in (("collect_rollouts", "collect"), ("train", "train")):
+            setattr(model, name, self._timed(getattr(model, name), key))
+        env = model.get_env()
+        for name in ("step", "reset", "env_method"):
+            setattr(env, name, self._timed(getattr(env, name), "env"))
 
     @contextlib.contextmanager
     def settings(self):
@@ -164,15 +181,32 @@ class Setup:
         torch.distributions.Distribution.set_default_validate_args(self.validate)
         yield
 
+    def _timed(self, method, key: str):
+        def timed(*args, **kwargs):
+            start = time.perf_counter()
+            try:
+                return method(*args, **kwargs)
+            finally:
+                if self._profiling:
+                    self.split[key] += time.perf_counter() - start
+        return timed
+
     def run(self, *, measure: bool) -> None:
         with self.settings():
             before = self.model.num_timesteps
+            self._profiling = measure
             start = time.perf_counter()
             self.model.learn(self.rollout, reset_num_timesteps=False)
             elapsed = time.perf_counter() - start
+            self._profiling = False
         if measure:
             self.steps += self.model.num_timesteps - before
             self.seconds += elapsed
+
+    def shares(self) -> tuple[float, float, float]:
+        """Shares of the measured time: env, the rest of rollout collection, gradient updates."""
+        env, collect, train = self.split["env"], self.split["collect"], self.split["train"]
+        return env / self.seconds, (collect - env) / self.seconds, train / self.seconds
 
     @property
     def rate(self) -> float:
@@ -191,14 +225,42 @@ def main(argv: list[str] | None = None) -> None:
                         help="skip the tutorial setups with torch's default thread count: the slowest "
                              "rows (minutes on a busy machine, where their threads fight for the cores), "
                              "and not the best tutorial setup here")
+    parser.add_argument("--slots", type=int, nargs="+", default=[64, 128, 256, 512],
+                        help="hand slots of the batched env to measure (n_steps = rollout size / slots)")
+    parser.add_argument("--equity", type=float, default=0.0, metavar="WEIGHT",
+                        help="also measure the single-agent pipeline with equity (which has no batched "
+                             "form) added to the no-features pool at this weight")
     args = quick_option.parse_args(parser, QUICK, argv)
 
     cfg = load_config(args.config)
     tutorial_steps = args.tutorial_n_steps
+    threads = cfg.ppo.torch_threads
+    from train.batched_vec import BatchedVecEnv
     setups = [
-        Setup(f"ours: {Path(args.config).name} ({cfg.ppo.n_envs} x {cfg.ppo.vec_env})", our_model(cfg),
-              threads=cfg.ppo.torch_threads, validate=False),
+        Setup(f"ours: {Path(args.config).name}", our_model(cfg), threads=threads, validate=False),
     ]
+    kind = "batched" if isinstance(setups[0].model.get_env().unwrapped, BatchedVecEnv) else cfg.ppo.vec_env
+    setups[0].label += f" ({cfg.ppo.n_envs} x {kind})"
+    # Today's pipeline and the batched env on the same config without observation features.
+    plain = load_config(args.config, overrides=["env.observation_features=[]", "ppo.pipeline=single_agent"])
+    rollout = plain.ppo.n_steps * plain.ppo.n_envs
+    single = Setup(f"single_agent, no features ({plain.ppo.n_envs} x {plain.ppo.vec_env})", our_model(plain),
+                   threads=threads, validate=False)
+    batched = []
+    for slots in args.slots:
+        variant = load_config(args.config, overrides=["env.observation_features=[]", "ppo.pipeline=batched",
+                                                      f"ppo.n_envs={slots}", f"ppo.n_steps={max(1, rollout // slots)}"])
+        batched.append(Setup(f"batched, no features ({slots} slots x {variant.ppo.n_steps})", our_model(variant),
+                             threads=threads, validate=False))
+    setups += [single, *batched]
+    if args.equity:
+        with_equity = load_config(args.config, overrides=["env.observation_features=[]",
+                                                          f"opponents.baselines.equity={args.equity}"])
+        label = f"single_agent, no features, equity at weight {args.equity:g}"
+        setups.append(Setup(label, our_model(with_equity), threads=threads, validate=False))
+        extra = [setups[-1]]
+    else:
+        extra = []
     if not args.one_thread_tutorial_only:
         setups += [
             Setup("tutorial: texas_holdem_v4, 1 env", tutorial_model(1, n_steps=tutorial_steps),
@@ -212,7 +274,7 @@ def main(argv: list[str] | None = None) -> None:
         for n_envs, kind in ((4, "dummy"), (8, "dummy"), (16, "dummy"), (4, "subproc")):
             if (n_envs, kind) == (cfg.ppo.n_envs, cfg.ppo.vec_env):
                 continue
-            ppo = replace(cfg.ppo, n_envs=n_envs, vec_env=kind, start_method="fork",
+            ppo = replace(cfg.ppo, n_envs=n_envs, vec_env=kind, start_method="fork", pipeline="single_agent",
                           n_steps=cfg.ppo.n_steps * cfg.ppo.n_envs // n_envs)
             variant = replace(cfg, ppo=ppo)
             setups.append(Setup(f"ours, {n_envs} x {kind}", our_model(variant), threads=1, validate=False))
@@ -228,12 +290,24 @@ def main(argv: list[str] | None = None) -> None:
 
     reference = max(s.rate for s in setups if s.label.startswith("tutorial"))
     ours = setups[0].rate
-    print(f"\n{'setup':48} {'env-steps/s':>12} {'steps':>9} {'seconds':>8} {'x best tutorial':>16}")
+    width = 52
+    print(f"\n{'setup':{width}} {'env-steps/s':>12} {'steps':>9} {'seconds':>8} {'x best tutorial':>16}")
     for s in setups:
-        print(f"{s.label:48} {s.rate:>12.0f} {s.steps:>9} {s.seconds:>8.1f} {s.rate / reference:>16.2f}")
+        print(f"{s.label:{width}} {s.rate:>12.0f} {s.steps:>9} {s.seconds:>8.1f} {s.rate / reference:>16.2f}")
+    print(f"\nwhere the time goes (shares of each setup's measured time):")
+    print(f"{'setup':{width}} {'env+opponents':>14} {'SB3 collection':>15} {'gradient updates':>17} {'x single_agent':>15}")
+    for s in [setups[0], single, *batched, *extra]:
+        env, collect, train = s.shares()
+        print(f"{s.label:{width}} {env:>14.1%} {collect:>15.1%} {train:>17.1%} {s.rate / single.rate:>15.2f}")
     print(f"\nload average at the end {os.getloadavg()[0]:.2f}")
     print(f"target: ours >= 2x the best tutorial setup: {ours / reference:.2f}x "
           f"-> {'met' if ours >= 2 * reference else 'NOT met'}")
+    best = max(batched, key=lambda s: s.rate)
+    env_share = best.shares()[0]
+    ratio = best.rate / single.rate
+    print(f"target: batched >= 4x single_agent on the same config, env <= 10% of its time: best is "
+          f"{best.label}, {ratio:.2f}x, env {env_share:.1%} -> "
+          f"{'met' if ratio >= 4 and env_share <= 0.10 else 'NOT met'}")
     for s in setups:
         s.model.get_env().close()
 

@@ -144,6 +144,14 @@ class BatchedGame:
         ``envs.observation.ObservationEncoder.encode`` gives for the same hand and seat."""
         return self._core.observe(i, seat)
 
+    def action_kinds(self, actions) -> tuple[np.ndarray, np.ndarray]:
+        """What each action id would be for the player to act, before it is played: an index
+        into ``envs.engine.events.ACTION_KINDS`` (fold, check, call, bring_in, complete, bet,
+        raise; -1 for a negative id or a hand with nobody to act), int8 (N,), and the street
+        it is played on, int8 (N,). The core keeps no log; this stands in for one in the
+        training VecEnv's statistics (VPIP, aggression)."""
+        return _stud_core.action_kinds(self._core, np.asarray(actions, dtype=np.int64))
+
     def state(self, i: int) -> dict:
         """Hand ``i`` as a dict of plain values (cards, stacks, chips in, ...), for tests and logs."""
         return self._core.state(i)

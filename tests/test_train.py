@@ -218,3 +218,32 @@ def test_pool_weights_split_between_baselines_and_snapshots():
     assert pool_weights({"random": 1, "tag": 1}, snapshots=0, self_play_weight=0.5) == [0.5, 0.5]
     pool, weights = build_pool({"random": 1, "call": 0, "tag": 3}, [], self_play_weight=0.3, seed=0)
     assert pool[0] == "random" and len(pool) == 2 and weights == [0.25, 0.75]
+
+
+def test_a_linear_entropy_schedule_falls_from_ent_coef_to_its_end(tmp_path):
+    from sb3_contrib import MaskablePPO
+
+    from train.ppo import main
+
+    cfg = smoke(tmp_path, "ppo.ent_coef=0.05", "ppo.ent_schedule=linear", "ppo.ent_coef_end=0.01",
+                "eval.every=0", "opponents.self_play.every=0")
+    run_dir = main(cfg, progress=False)
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    acc = EventAccumulator(str(run_dir / "tb"), size_guidance={"scalars": 0})
+    acc.Reload()
+    logged = [(e.step, e.value) for e in acc.Scalars("train/ent_coef")]
+    rollout = cfg.ppo.n_steps * cfg.ppo.n_envs
+    # One value per rollout, set at its start: 0.05 at step 0, then 0.04 less per 1536 steps.
+    assert len(logged) == cfg.run.total_timesteps // rollout
+    for k, (step, value) in enumerate(logged):
+        assert value == pytest.approx(0.05 - 0.04 * k * rollout / cfg.run.total_timesteps, rel=1e-6)
+    model = MaskablePPO.load(run_dir / "final_model.zip")
+    assert model.ent_coef == pytest.approx(logged[-1][1])
+
+
+def test_an_unknown_entropy_schedule_is_refused(tmp_path):
+    from train.config import ConfigError
+
+    with pytest.raises(ConfigError, match="ent_schedule"):
+        smoke(tmp_path, "ppo.ent_schedule=cosine")

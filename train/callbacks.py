@@ -282,6 +282,26 @@ class PokerStats(BaseCallback):
         self._reset()
 
 
+class EntropySchedule(BaseCallback):
+    """``ppo.ent_schedule: linear``: before each rollout, the entropy bonus the next update uses
+    falls linearly from ``start`` to ``end`` over ``total`` timesteps (``train/ent_coef``)."""
+
+    def __init__(self, start: float, end: float, total: int) -> None:
+        super().__init__()
+        self.start, self.end, self.total = start, end, total
+
+    def value(self, timesteps: int) -> float:
+        done = min(1.0, timesteps / self.total) if self.total else 1.0
+        return self.start + (self.end - self.start) * done
+
+    def _on_rollout_start(self) -> None:
+        self.model.ent_coef = self.value(self.model.num_timesteps)
+        self.logger.record("train/ent_coef", self.model.ent_coef)
+
+    def _on_step(self) -> bool:
+        return True
+
+
 class EveryTimesteps(BaseCallback):
     """A callback that acts (:meth:`fire`) once the first rollout past each multiple of ``every``
     timesteps (0: never) has been learned from, i.e. at the start of the next rollout, so it sees

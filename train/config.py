@@ -15,7 +15,10 @@ env        ``game`` (a preset of ``envs.engine.rules.RULES``), ``players``, ``ru
 opponents  ``baselines`` (agent spec -> weight) and ``self_play`` (snapshots of the learner:
            how often, how many kept, their share of the hands, deterministic or sampled play)
 ppo        MaskablePPO arguments under their own names, plus ``net_arch``, ``activation_fn``,
-           ``n_envs``, ``vec_env`` (``dummy`` or ``subproc``), ``torch_threads``
+           ``lr_schedule`` and ``ent_schedule`` (``constant`` or ``linear``: the learning rate
+           down to 0, the entropy bonus down to ``ent_coef_end``), ``n_envs``, ``pipeline``
+           (``auto``, ``batched``: hands on the compiled core, or ``single_agent``), ``vec_env``
+           (``dummy`` or ``subproc``), ``torch_threads``
 eval       ``every`` timesteps a duplicate tournament of ``hands`` hands against each of
            ``baselines``
 run        ``name``, ``total_timesteps``, ``checkpoint_every``, ``seed``, ``out_dir``
@@ -102,6 +105,10 @@ class PPOConfig:
     clip_range_vf: float | None = None
     normalize_advantage: bool = True
     ent_coef: float = 0.0
+    # linear: the entropy bonus goes from ent_coef down to ent_coef_end at run.total_timesteps
+    # (set at each rollout's start, so a resumed run picks up where it stopped).
+    ent_schedule: Literal["constant", "linear"] = "constant"
+    ent_coef_end: float = 0.0
     vf_coef: float = 0.5
     max_grad_norm: float = 0.5
     target_kl: float | None = None
@@ -111,7 +118,12 @@ class PPOConfig:
     activation_fn: Literal["tanh", "relu"] = "tanh"
     # How the environments run.
     n_envs: int = 1
-    # dummy: all envs in this process; subproc: SB3's SubprocVecEnv, one process per env.
+    # Which training env: batched (train/batched_vec.py: n_envs hands on the compiled core,
+    # opponents in batches), single_agent (n_envs SingleAgentEnv copies, vec_env below), or
+    # auto: batched when the config allows it (train.batched_vec.unsupported), else single_agent.
+    pipeline: Literal["auto", "batched", "single_agent"] = "auto"
+    # single_agent only: dummy: all envs in this process; subproc: SB3's SubprocVecEnv, one
+    # process per env.
     vec_env: Literal["dummy", "subproc"] = "dummy"
     start_method: Literal["fork", "forkserver", "spawn"] = "forkserver"   # subproc only
     torch_threads: int = 1         # per process
@@ -316,6 +328,12 @@ def _check(cfg: Config) -> None:
     need(ppo.torch_threads >= 1, f"ppo.torch_threads must be at least 1, not {ppo.torch_threads}")
     need(re.fullmatch(r"(auto|cpu|cuda|mps)(:\d+)?", ppo.device) is not None,
          f"ppo.device must be auto, cpu, cuda, cuda:N or mps, not {ppo.device!r}")
+
+    if ppo.pipeline == "batched":
+        from train.batched_vec import unsupported
+
+        reason = unsupported(cfg)
+        need(reason is None, f"ppo.pipeline is batched, but {reason} (use auto or single_agent)")
 
     ev = cfg.eval
     need(ev.every >= 0, f"eval.every must be at least 0, not {ev.every}")

@@ -85,6 +85,20 @@ def _learning_rate(cfg: Config):
     return cfg.ppo.learning_rate
 
 
+def training_env(cfg: Config, *, seed: int | None = None):
+    """The training VecEnv, the one place the pipeline is chosen (``ppo.pipeline``): the batched
+    env on the compiled core (``train/batched_vec.py``) when the config is ``batched``, or
+    ``auto`` and the config allows it; else ``n_envs`` single-agent envs (``train/vec.py``)."""
+    from train.batched_vec import make_batched_vec_env, unsupported
+    from train.vec import make_vec_env
+
+    ppo = cfg.ppo
+    if ppo.pipeline == "batched" or (ppo.pipeline == "auto" and unsupported(cfg) is None):
+        return make_batched_vec_env(cfg.env, n_envs=ppo.n_envs, seed=cfg.run.seed if seed is None else seed)
+    return make_vec_env(cfg.env, n_envs=ppo.n_envs, kind=ppo.vec_env, start_method=ppo.start_method,
+                        torch_threads=ppo.torch_threads)
+
+
 class RunFinished(Exception):
     """``--resume`` of a run that has trained its ``run.total_timesteps`` already."""
 
@@ -100,10 +114,8 @@ def main(cfg: Config, *, resume: str | Path | None = None, command: Sequence[str
     from sb3_contrib import MaskablePPO
     from stable_baselines3.common.callbacks import CallbackList
 
-    from train.callbacks import (Checkpoints, Evaluation, OpponentPool, PokerStats, ProgressBar, SelfPlay,
-                                 latest_checkpoint, save_model)
-    from train.vec import make_vec_env
-
+    from train.callbacks import (Checkpoints, EntropySchedule, Evaluation, OpponentPool, PokerStats, ProgressBar,
+                                 SelfPlay, latest_checkpoint, save_model)
     command_line = shlex.join(command if command is not None else [sys.executable, *sys.argv])
 
     # ---- The run folder ----------------------------------------------------------------------
@@ -136,8 +148,7 @@ def main(cfg: Config, *, resume: str | Path | None = None, command: Sequence[str
     torch.distributions.Distribution.set_default_validate_args(False)
 
     ppo = cfg.ppo
-    venv = make_vec_env(cfg.env, n_envs=ppo.n_envs, kind=ppo.vec_env, start_method=ppo.start_method,
-                        torch_threads=ppo.torch_threads)
+    venv = training_env(cfg)
     pool = OpponentPool(cfg, venv, run_dir / "snapshots", run_dir / "checkpoints")
     model = None
     try:
@@ -192,6 +203,8 @@ def main(cfg: Config, *, resume: str | Path | None = None, command: Sequence[str
         # At each step: snapshot, then evaluation, then the checkpoint (which saves the pool), so
         # a checkpoint on disk means everything before it is recorded.
         callbacks = [bar, PokerStats(), SelfPlay(pool, cfg.opponents.self_play.every), evaluation, checkpoints]
+        if ppo.ent_schedule == "linear":
+            callbacks.insert(0, EntropySchedule(ppo.ent_coef, ppo.ent_coef_end, cfg.run.total_timesteps))
 
         remaining = cfg.run.total_timesteps - model.num_timesteps
         previous_term = signal.signal(signal.SIGTERM, _terminate)

@@ -125,10 +125,18 @@ def make_vec_env(env_cfg: EnvConfig, *, n_envs: int, kind: str = "dummy", start_
 def set_pool(venv: VecEnv, baselines: dict[str, float], snapshots: Sequence, *, self_play_weight: float,
              seed: int, generation: int) -> int:
     """Give every env the opponent pool (baselines and snapshots), each with generators of its
-    own drawn from ``(seed, generation, env index)``; returns the pool's size."""
+    own drawn from ``(seed, generation, env index)``; returns the pool's size. A
+    ``train.batched_vec.BatchedVecEnv`` gets one pool for all its hands."""
     from train.opponents import build_pool
 
     rules = venv.get_attr("rules", indices=[0])[0]
+    from train.batched_vec import BatchedVecEnv
+
+    if isinstance(venv.unwrapped, BatchedVecEnv):  # one pool for all its hands (its own generator)
+        pool, weights = build_pool(baselines, snapshots, self_play_weight=self_play_weight,
+                                   seed=np.random.SeedSequence(seed, spawn_key=(generation, 0)), rules=rules)
+        venv.unwrapped.set_opponents(pool, weights)
+        return len(pool)
     size = 0
     for i in range(venv.num_envs):
         pool, weights = build_pool(baselines, snapshots, self_play_weight=self_play_weight,

@@ -1,0 +1,324 @@
+"""The batched training VecEnv (train/batched_vec.py) and the core pieces it plays with.
+
+The tag opponent and the learner's action kinds come from the compiled core; here they are
+held equal to the reference (``agents.heuristic.TagAgent``, the engine's log) on random states
+of every preset, and the VecEnv's accounting is checked against the rules: chips conserved,
+rewards equal to the learner's payoff, legal masks, reproducible seeds, and a short
+MaskablePPO run on it.
+"""
+
+import numpy as np
+import pytest
+
+from agents.heuristic import BatchedTag, TagAgent
+from envs.actions import action_mask, apply_action, random_action
+from envs.batched import BatchedGame
+from envs.engine.events import ACTION_KINDS
+from envs.engine.game import Game
+from envs.engine.rules import RULES, get_rules
+
+
+def _lockstep(rules, num_players, hands, seed, *, short_stacks=False):
+    """Random play on the reference and the core from the same decks: yields (games, core,
+    live slots) before each step; the caller compares, then the step is played on both."""
+    rng = np.random.default_rng(seed)
+    cards = np.array([int(c) for c in rules.deck])
+    decks = np.stack([rng.permutation(cards) for _ in range(hands)])
+    buttons = rng.integers(num_players, size=hands)
+    if short_stacks:
+        stacks = rng.integers(1, 12 * rules.big_bet, size=(hands, num_players))
+    else:
+        stacks = np.full((hands, num_players), rules.stack)
+    games = [Game(rules, num_players, stacks=stacks[i].tolist(), button=int(buttons[i]), deck=decks[i].tolist())
+             for i in range(hands)]
+    core = BatchedGame(rules, num_players, hands, auto_reset=False)
+    core.reset(decks=decks, buttons=buttons, stacks=stacks)
+    while True:
+        live = [i for i, g in enumerate(games) if not g.is_over]
+        if not live:
+            return
+        actions = np.full(hands, -1, dtype=np.int64)
+        for i in live:
+            actions[i] = random_action(action_mask(games[i]), rng)
+        yield games, core, live, actions
+        for i in live:
+            apply_action(games[i], int(actions[i]))
+        core.step(actions)
+
+
+VARIANTS = [(r, p) for r in RULES.values() for p in sorted({r.min_players, min(4, r.max_players)})]
+VARIANTS += [(RULES["soko"].replace(betting=b), 3) for b in ("spread_limit", "pot_limit", "no_limit")]
+VARIANTS += [(RULES["follow_the_bitch_low_chicago"].replace(betting="no_limit", queens_wild=True), 3)]
+
+
+@pytest.mark.parametrize("rules,players", VARIANTS, ids=lambda v: getattr(v, "name", str(v)))
+def test_core_tag_is_the_reference_tag_agent(rules, players):
+    tag, batched = TagAgent(), BatchedTag(rules)
+    states = 0
+    for short in (False, True):
+        for games, core, live, _ in _lockstep(rules, players, 200, seed=players + 7 * short, short_stacks=short):
+            got = batched.act(core, live)
+            for k, i in enumerate(live):
+                g = games[i]
+                want = tag.act(g.view(g.current_player), action_mask(g))
+                assert got[k] == want, f"{rules.name} hand {i}: core tag {got[k]}, reference {want}\n{g.history()}"
+            states += len(live)
+    assert states > 1000
+
+
+@pytest.mark.parametrize("name", list(RULES))
+def test_action_kinds_name_what_the_reference_logs(name):
+    rules = RULES[name]
+    players = min(3, rules.max_players)
+    pending = None
+    checked = 0
+    for games, core, live, actions in _lockstep(rules, players, 80, seed=3, short_stacks=True):
+        if pending is not None:  # the previous step has been played on the reference now
+            for i, before, kind, street in pending:
+                assert games[i].log[before].kind == ACTION_KINDS[kind]
+                checked += 1
+        kinds, streets = core.action_kinds(actions)
+        assert (kinds[actions < 0] == -1).all()
+        pending = [(i, len(games[i].log), kinds[i], streets[i]) for i in live]
+        for i in live:
+            assert streets[i] == games[i].street
+    assert checked > 150
+
+def test_tag_refuses_a_hand_with_nobody_to_act():
+    core = BatchedGame("soko", 2, 2, auto_reset=False)
+    core.reset(seeds=[0, 1])
+    while not core.dones[0]:
+        core.step(np.where(core.current_player >= 0, 1, -1))
+    with pytest.raises(ValueError, match="nobody to act"):
+        BatchedTag("soko").act(core, [0])
+
+
+# ---------------------------------------------------------------------------------------------
+# The VecEnv
+
+from agents.heuristic import CallAgent, RaiseAgent  # noqa: E402
+from envs.actions import CHECK_CALL, FOLD  # noqa: E402
+from envs.single_agent import SingleAgentEnv  # noqa: E402
+from train.batched_vec import BatchedVecEnv, make_batched_vec_env, unsupported  # noqa: E402
+
+POOL = ["random", CallAgent(), RaiseAgent(), TagAgent()]
+
+
+def _random_policy(rng):
+    def act(masks):
+        return np.argmax(rng.random(masks.shape) * masks, axis=1)
+    return act
+
+
+def _run(env, policy, steps):
+    """Play ``steps`` VecEnv steps; returns the finished hands' (reward, info) and checks every
+    step's masks and observations on the way."""
+    obs = env.reset()
+    finished = []
+    for _ in range(steps):
+        masks = np.stack(env.env_method("action_masks"))
+        assert masks.dtype == bool and masks[:, CHECK_CALL].all()
+        before = obs.copy()
+        obs, rewards, dones, infos = env.step(policy(masks))
+        for i in np.flatnonzero(dones):   # the learner's observation at its last decision
+            np.testing.assert_array_equal(infos[i]["terminal_observation"], before[i])
+        base = env.unwrapped if hasattr(env, "unwrapped") else env
+        for i in range(0, base.num_envs, max(1, base.num_envs // 4)):   # the learner's own view
+            np.testing.assert_array_equal(obs[i], base.game.observe(i, int(base.learner_seat[i])))
+        assert (base.game.current_player == base.learner_seat).all()
+        assert (rewards[~dones] == 0).all()
+        finished += [(float(rewards[i]), infos[i]) for i in np.flatnonzero(dones)]
+    return finished
+
+
+@pytest.mark.parametrize("game,players,rules", [("soko", 2, {}), ("soko", 4, {"betting": "no_limit"}),
+                                                ("follow_the_bitch_low_chicago", 3, {})])
+def test_rewards_are_the_learners_payoff_and_chips_are_conserved(game, players, rules):
+    rules = get_rules(game, **rules)
+    env = BatchedVecEnv(rules, players, 32, opponents=POOL, seed=1)
+    finished = _run(env, _random_policy(np.random.default_rng(0)), 150)
+    assert len(finished) > 200
+    seats = set()
+    for reward, info in finished:
+        seat = info["learner_seat"]
+        seats.add(seat)
+        assert sum(info["payoffs"]) == 0                      # chips are conserved
+        assert reward * rules.big_bet == info["payoff"] == info["payoffs"][seat]
+        assert info["opponents"][seat] is None and all(o is not None for s, o in enumerate(info["opponents"])
+                                                        if s != seat)
+        assert info["terminal_observation"].shape == env.observation_space.shape
+        assert info["TimeLimit.truncated"] is False
+        assert sum(info["actions"].values()) >= 1 and info["illegal_actions"] == 0
+        if info["folded"]:
+            assert info["actions"]["fold"] == 1 and not info["learner_showdown"]
+    assert seats == set(range(players))
+
+
+def test_against_call_opponents_a_calling_learner_shows_down_every_hand():
+    env = BatchedVecEnv("soko", 3, 16, opponents=[CallAgent()], seed=2)
+    finished = _run(env, lambda masks: np.full(len(masks), CHECK_CALL), 100)
+    assert len(finished) > 100
+    for reward, info in finished:
+        assert info["showdown"] and info["learner_showdown"] and not info["folded"]
+        assert info["actions"]["fold"] == info["actions"]["bet"] == info["actions"]["raise"] == 0
+        # the learner's chips are exactly what the other seats lost between them
+        assert info["payoff"] == -sum(p for s, p in enumerate(info["payoffs"]) if s != info["learner_seat"])
+
+
+def test_a_raise_opponent_raises_whenever_it_may():
+    env = BatchedVecEnv("soko", 2, 16, opponents=[RaiseAgent()], seed=3)
+    finished = _run(env, lambda masks: np.full(len(masks), CHECK_CALL), 60)
+    calls = sum(info["actions"]["call"] for _, info in finished)
+    bets = sum(info["actions"]["bet"] + info["actions"]["raise"] + info["actions"]["complete"] for _, info in finished)
+    assert calls > len(finished) and bets == 0   # the learner only ever calls the maniac's bets
+
+
+def test_opponents_are_drawn_by_weight():
+    env = BatchedVecEnv("soko", 2, 64, opponents=[CallAgent(), RaiseAgent()], opponent_weights=[1, 3], seed=4)
+    finished = _run(env, _random_policy(np.random.default_rng(1)), 100)
+    drawn = np.array([next(o for o in info["opponents"] if o is not None) for _, info in finished])
+    assert len(drawn) > 1000
+    assert abs(drawn.mean() - 0.75) < 0.05
+
+
+def test_the_same_seed_replays_the_same_hands():
+    def play(seed):
+        env = BatchedVecEnv("follow_the_bitch", 3, 8, opponents=POOL, opponent_weights=[1, 1, 1, 2], seed=seed)
+        rng = np.random.default_rng(0)
+        out = [env.reset()]
+        for _ in range(40):
+            masks = env.action_masks()
+            obs, rewards, dones, _ = env.step(np.argmax(rng.random(masks.shape) * masks, axis=1))
+            out += [obs, rewards[:, None], dones[:, None]]
+        return np.concatenate([o.reshape(len(o), -1) for o in out], axis=1)
+
+    np.testing.assert_array_equal(play(5), play(5))
+    assert not np.array_equal(play(5), play(6))
+    env = BatchedVecEnv("soko", 2, 4, seed=0)
+    env.seed(5)
+    assert env.seed() == [5] * 4
+
+
+def _stats(finished):
+    rewards = np.array([r for r, _ in finished])
+    return {
+        "reward": (rewards.mean(), rewards.std() / np.sqrt(len(rewards))),
+        **{key: _share([bool(info[key]) for _, info in finished])
+           for key in ("folded", "learner_showdown", "vpip")},
+        "decisions": _mean([sum(info["actions"].values()) for _, info in finished]),
+    }
+
+
+def _share(values):
+    p = float(np.mean(values))
+    return p, np.sqrt(max(p * (1 - p), 1e-4) / len(values))
+
+
+def _mean(values):
+    values = np.asarray(values, dtype=float)
+    return values.mean(), values.std() / np.sqrt(len(values))
+
+
+def test_hands_are_distributed_as_in_the_single_agent_env():
+    """Random learner, the same pool: the batched env's hands look like SingleAgentEnv's
+    (mean reward, fold, showdown and VPIP rates, decisions per hand) within 4.5 standard errors."""
+    rng = np.random.default_rng(0)
+    batched = _stats(_run(BatchedVecEnv("soko", 2, 200, opponents=POOL, opponent_weights=[1, 1, 1, 2], seed=7),
+                          _random_policy(rng), 60))
+    env = SingleAgentEnv("soko", num_players=2, opponents=[POOL[0], CallAgent(), RaiseAgent(), TagAgent()],
+                         opponent_weights=[1, 1, 1, 2])
+    finished = []
+    obs, info = env.reset(seed=7)
+    while len(finished) < 3000:
+        mask = env.action_masks()
+        action = int(np.argmax(rng.random(mask.shape) * mask))
+        obs, reward, done, _, info = env.step(action)
+        if done:
+            finished.append((reward, info))
+            env.reset()
+    single = _stats(finished)
+    for key, (mean, se) in batched.items():
+        other, other_se = single[key]
+        assert abs(mean - other) < 4.5 * np.hypot(se, other_se), (key, mean, other)
+
+
+def test_trained_opponents_play_one_batch_as_they_play_one_hand():
+    """A PPOAgent's batched choice is its per-observation choice (deterministic and sampled)."""
+    from agents.trained import NumpyActor, PPOAgent
+
+    rng = np.random.default_rng(0)
+    layers = [(rng.normal(size=(16, 30)).astype(np.float32), rng.normal(size=16).astype(np.float32), "Tanh"),
+              (rng.normal(size=(5, 16)).astype(np.float32), rng.normal(size=5).astype(np.float32), None)]
+    obs = rng.random((40, 30), dtype=np.float32)
+    masks = rng.random((40, 5)) < 0.6
+    masks[:, CHECK_CALL] = True
+    for deterministic in (True, False):
+        agent = PPOAgent(path="test", deterministic=deterministic)
+        agent._actor = NumpyActor(layers)
+        uniforms = rng.random(40)
+        batch = agent.choose_batch(obs, masks, None if deterministic else uniforms)
+
+        class Fixed:  # replays the same uniform draws one at a time
+            def __init__(self):
+                self.values = iter(uniforms)
+
+            def random(self):
+                return next(self.values)
+
+        agent._rng = Fixed()
+        single = [agent.choose(o, m) for o, m in zip(obs, masks)]
+        assert batch.tolist() == single
+        assert masks[np.arange(40), batch].all()
+
+
+def test_refused_opponents_and_configs_name_the_reason():
+    from agents.equity import EquityAgent
+    from train.config import ConfigError, load_config
+    from train.ppo import training_env
+    from train.vec import VecMaskCache
+
+    env = BatchedVecEnv("soko", 2, 2)
+    with pytest.raises(ValueError, match="no batched form"):
+        env.set_opponents([EquityAgent()])
+    with pytest.raises(ValueError, match="weights"):
+        env.set_opponents(["random"], [-1])
+    assert "no batched form" in unsupported(load_config(overrides=["opponents.baselines={equity: 1}"]))
+    assert "core does not write" in unsupported(load_config(overrides=["env.observation_features=[hand_class]"]))
+    with pytest.raises(ConfigError, match="ppo.pipeline is batched, but"):
+        load_config(overrides=["ppo.pipeline=batched", "opponents.baselines={equity: 1}"])
+    with pytest.raises(ConfigError, match="ppo.pipeline must be one of"):
+        load_config(overrides=["ppo.pipeline=fast"])
+    # auto: the batched env when it can, else the single-agent envs
+    assert isinstance(training_env(load_config()).unwrapped, BatchedVecEnv)
+    fallback = training_env(load_config(overrides=["opponents.baselines={equity: 1}"]))
+    assert isinstance(fallback.venv, VecMaskCache)
+    assert isinstance(training_env(load_config(overrides=["ppo.pipeline=single_agent"])).venv, VecMaskCache)
+
+
+def test_a_short_maskable_ppo_run_learns_on_it():
+    from sb3_contrib import MaskablePPO
+
+    from train.callbacks import PokerStats
+    from train.config import EnvConfig
+
+    venv = make_batched_vec_env(EnvConfig(), n_envs=16, seed=0)
+    venv.unwrapped.set_opponents(POOL)
+    model = MaskablePPO("MlpPolicy", venv, n_steps=32, batch_size=128, n_epochs=1, seed=0,
+                        policy_kwargs={"net_arch": [16]})
+    stats = PokerStats()
+    model.learn(1024, callback=stats)
+    assert model.num_timesteps == 1024
+    assert len(model.ep_info_buffer) > 50                       # VecMonitor saw whole hands
+    assert all(abs(e["r"]) <= 2 * get_rules("soko").stack / get_rules("soko").big_bet for e in model.ep_info_buffer)
+
+
+@pytest.mark.parametrize("pipeline", ["batched", "single_agent"])
+def test_a_training_run_on_either_pipeline(tmp_path, pipeline):
+    from train.ppo import main
+    from tests.test_train import smoke
+
+    cfg = smoke(tmp_path, f"ppo.pipeline={pipeline}", "run.total_timesteps=512", "eval.every=0",
+                "opponents.self_play.every=256")
+    run_dir = main(cfg, command=["python", "train/ppo.py"], progress=False)
+    assert (run_dir / "final_model.zip").exists()
+    assert len(list((run_dir / "snapshots").glob("snapshot_*.zip"))) >= 1   # snapshots joined the pool

@@ -1,0 +1,373 @@
+"""A stable-baselines3 ``VecEnv`` of N hands on the compiled core, opponents played in batches.
+
+``BatchedVecEnv`` gives MaskablePPO what ``VecMonitor(VecMaskCache(DummyVecEnv([SingleAgentEnv,
+...])))`` gives it (``train/vec.py``), with the same semantics, but every hand lives in one
+``envs.batched.BatchedGame`` and no hand is a Python object:
+
+- slot ``i`` is one hand in which the learner sits at ``learner_seat[i]``, drawn uniformly per
+  hand, and each other seat is played by an entry of the opponent pool drawn per hand by the
+  pool's weights (as ``SingleAgentEnv``);
+- ``step(actions)`` plays the learner's action in every slot, then the opponents act, in batches
+  over all slots where an opponent of one pool entry is to act, until the learner is to act
+  again in every slot. A hand that ends is re-dealt at once by the core (its slot's seeded
+  stream, the button one seat on), and the new hand is played up to the learner's first
+  decision in the same step;
+- the reward is 0 until the hand ends, then the learner's payoff in big bets; the info of that
+  step carries ``SingleAgentEnv``'s end-of-hand fields (``payoff``, ``payoffs``, ``showdown``,
+  ``learner_showdown``, ``folded``, ``vpip``, ``actions``, ``opponents``, ``illegal_actions``)
+  for ``train.callbacks.PokerStats``, plus ``terminal_observation`` and
+  ``TimeLimit.truncated=False`` as SB3 expects. The core deals the next hand at once, so the
+  terminal state is not kept: ``terminal_observation`` is the learner's observation at its last
+  decision of the hand (SB3 reads it only for truncated episodes, and a hand always
+  terminates). ``make_batched_vec_env`` wraps it in ``VecMonitor`` for ``episode`` infos;
+- ``env_method("action_masks")`` answers MaskablePPO from the core's mask array; an illegal
+  learner id is played as check/fold and counted in ``illegal_actions`` (``SingleAgentEnv``'s
+  default; it has no ``illegal_action="raise"``).
+
+Opponents (``set_opponents(pool, weights)``, or ``train.vec.set_pool``), each played for all its
+slots at once:
+
+============================== ================================================================
+``"random"``                   uniform over the legal ids, vectorised from the masks
+``agents.heuristic.CallAgent`` check or call
+``RaiseAgent``                 the smallest bet or raise when offered, else check or call
+``TagAgent``                   the core's port (``agents.heuristic.BatchedTag``)
+``agents.trained.PPOAgent``    one forward pass over every slot where it acts
+                               (``PPOAgent.choose_batch``), on the core's observation of that
+                               seat; its observation pieces must be this env's
+============================== ================================================================
+
+Anything else (``equity``, ``cfr``...) is refused with a ValueError; :func:`unsupported` says
+why a config cannot use this env, and ``train/ppo.py`` falls back to ``train.vec.make_vec_env``
+then. Random draws (seats, opponents, random and sampled-policy actions) come from one
+``numpy.random.Generator`` seeded by ``seed()``/``reset()``, the decks from the core's per-slot
+streams seeded from the same seed: the same seed replays the same hands and actions.
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any, Sequence
+
+import numpy as np
+from gymnasium import spaces
+from stable_baselines3.common.vec_env import VecEnv, VecMonitor
+
+from agents.heuristic import BatchedTag, CallAgent, RaiseAgent, RandomAgent, TagAgent
+from agents.trained import PPOAgent
+from envs.actions import CHECK_CALL, FIRST_BET, FOLD
+from envs.batched import BatchedGame
+from envs.engine.events import ACTION_KINDS
+from envs.engine.rules import Rules, get_rules
+
+__all__ = ["BatchedVecEnv", "make_batched_vec_env", "unsupported", "opponent_unsupported"]
+
+_KIND = {kind: k for k, kind in enumerate(ACTION_KINDS)}
+_KIND_NAMES = tuple(str(kind) for kind in ACTION_KINDS)
+_VOLUNTARY = np.zeros(len(ACTION_KINDS), dtype=bool)  # VPIP: chips put in by choice on the first round
+for _name in ("call", "complete", "bet", "raise"):
+    _VOLUNTARY[_KIND[_name]] = True
+_FOLD_KIND = _KIND["fold"]
+MAX_OPPONENT_ROUNDS = 10_000  # opponent actions in a row in one step before we call it a bug
+
+
+def _core_takes_features() -> bool:
+    return "observation_features" in inspect.signature(BatchedGame.__init__).parameters
+
+
+def opponent_unsupported(opponent: Any, features: Sequence[str] = ()) -> str | None:
+    """Why ``opponent`` (a pool entry) cannot play in :class:`BatchedVecEnv`, or None if it can."""
+    if isinstance(opponent, str):
+        return None if opponent == "random" else f"unknown opponent {opponent!r}"
+    if type(opponent) in (RandomAgent, CallAgent, RaiseAgent, TagAgent):
+        return None
+    if isinstance(opponent, PPOAgent):
+        if tuple(opponent.features) != tuple(features):
+            return (f"opponent {opponent.name!r} encodes observations with pieces {list(opponent.features)}, "
+                    f"this env with {list(features)}")
+        return None
+    return f"opponent {getattr(opponent, 'name', opponent)!r} has no batched form (only random, call, raise, tag and ppo)"
+
+
+def unsupported(cfg) -> str | None:
+    """Why a training config (``train.config.Config``) cannot train on :class:`BatchedVecEnv`,
+    or None if it can: observation features the core does not write yet, or an opponent
+    without a batched form."""
+    from agents.registry import parse_spec
+
+    if cfg.env.observation_features and not _core_takes_features():
+        return (f"env.observation_features {cfg.env.observation_features}: the compiled core does not "
+                f"write them yet")
+    for spec in cfg.opponents.baselines:
+        name, options = parse_spec(spec)
+        if name == "ppo":  # a trained opponent must encode what this env observes
+            from train.opponents import baseline_opponent
+
+            reason = opponent_unsupported(baseline_opponent(spec, seed=0), cfg.env.observation_features)
+            if reason:
+                return f"opponents.baselines: {reason}"
+            continue
+        if name not in ("random", "call", "raise", "tag") or options:
+            return f"opponents.baselines: {spec!r} has no batched form (only random, call, raise, tag and ppo)"
+    return None
+
+
+class BatchedVecEnv(VecEnv):
+    """``n`` hands of ``rules`` at ``num_players`` seats, one learner seat each (module docstring)."""
+
+    render_mode = None  # hands are arrays here; SingleAgentEnv renders one (``render_mode="ansi"``)
+
+    def __init__(self, rules: Rules | str, num_players: int, n: int, *,
+                 observation_features: Sequence[str] = (), opponents: Sequence[Any] | None = None,
+                 opponent_weights: Sequence[float] | None = None, seed: int = 0, threads: int = 1) -> None:
+        self.rules = rules = get_rules(rules)
+        if type(n) is not int or n < 1:
+            raise ValueError(f"a BatchedVecEnv needs at least one hand slot, not {n!r}")
+        self.features = tuple(observation_features)
+        kwargs = {"observation_features": self.features} if self.features else {}
+        if self.features and not _core_takes_features():
+            raise ValueError(f"observation_features {list(self.features)}: the compiled core does not write "
+                             f"them yet; train with train.vec.make_vec_env")
+        self.game = BatchedGame(rules, num_players, n, observations=True, threads=threads, **kwargs)
+        self.num_players = num_players
+        self.big_bet = rules.big_bet
+        size = self.game.observations.shape[1]
+        super().__init__(n, spaces.Box(0.0, 1.0, (size,), np.float32), spaces.Discrete(self.game.num_actions))
+        self.learner_seat = np.zeros(n, dtype=np.int64)
+        self.seat_opponents = np.full((n, num_players), -1, dtype=np.int64)   # pool index; -1: learner
+        self._acted = np.zeros(n, dtype=bool)        # the learner has acted in this hand
+        self._folded = np.zeros((n, num_players), dtype=bool)
+        self._counts = np.zeros((n, len(ACTION_KINDS)), dtype=np.int64)
+        self._vpip = np.zeros(n, dtype=bool)
+        self._illegal = np.zeros(n, dtype=np.int64)
+        self._last_obs = np.zeros((n, size), dtype=np.float32)
+        self._seed = seed
+        self._rng = np.random.default_rng(seed)
+        self._actions: np.ndarray | None = None
+        self._tag = BatchedTag(rules)
+        self.set_opponents(["random"] if opponents is None else opponents, opponent_weights)
+
+    # ------------------------------------------------------------------------------------
+    # Opponents
+
+    def set_opponents(self, opponents: Sequence[Any], weights: Sequence[float] | None = None) -> None:
+        """Replace the opponent pool (from each slot's next hand on); ``weights``: draw chances."""
+        pool = list(opponents)
+        if not pool:
+            raise ValueError("the opponent pool is empty: give at least one opponent ('random' will do)")
+        for opponent in pool:
+            reason = opponent_unsupported(opponent, self.features)
+            if reason:
+                raise ValueError(reason)
+        if weights is None:
+            w = np.ones(len(pool))
+        else:
+            w = np.array([float(x) for x in weights])
+            if len(w) != len(pool) or not (w >= 0).all() or w.sum() <= 0:
+                raise ValueError(f"opponent weights must be {len(pool)} non-negative numbers with a "
+                                 f"positive sum, not {list(weights)!r}")
+        self.opponents = pool
+        self._cumulative = np.cumsum(w / w.sum())
+
+    def _new_hands(self, slots: np.ndarray) -> None:
+        """Draw the learner's seat and the opponents for the hands just dealt in ``slots``."""
+        k = len(slots)
+        if not k:
+            return
+        seats = self._rng.integers(self.num_players, size=k)
+        drawn = np.minimum(np.searchsorted(self._cumulative, self._rng.random((k, self.num_players)), side="right"),
+                           len(self.opponents) - 1)
+        drawn[np.arange(k), seats] = -1
+        self.learner_seat[slots] = seats
+        self.seat_opponents[slots] = drawn
+        self._acted[slots] = False
+        self._folded[slots] = False
+        self._counts[slots] = 0
+        self._vpip[slots] = False
+        self._illegal[slots] = 0
+
+    def _opponent_actions(self, slots: np.ndarray, seats: np.ndarray) -> np.ndarray:
+        """The opponents' action ids in ``slots`` (their player to act at ``seats``)."""
+        g = self.game
+        out = np.empty(len(slots), dtype=np.int64)
+        entries = self.seat_opponents[slots, seats]
+        for index in np.unique(entries):
+            pick = entries == index
+            rows = slots[pick]
+            masks = g.action_mask[rows]
+            opponent = self.opponents[index]
+            if isinstance(opponent, str) or type(opponent) is RandomAgent:  # uniform over the legal ids
+                legal = masks.astype(bool)
+                nth = (self._rng.random(len(rows)) * legal.sum(axis=1)).astype(np.int64)
+                out[pick] = (np.cumsum(legal, axis=1) <= nth[:, None]).sum(axis=1)
+            elif type(opponent) is CallAgent:
+                out[pick] = CHECK_CALL
+            elif type(opponent) is RaiseAgent:
+                can = masks[:, FIRST_BET] != 0 if masks.shape[1] > FIRST_BET else np.zeros(len(rows), bool)
+                out[pick] = np.where(can, FIRST_BET, CHECK_CALL)
+            elif type(opponent) is TagAgent:
+                out[pick] = self._tag.act(g, rows)
+            else:  # PPOAgent: one forward pass over its slots, on the core's observation of that seat
+                uniforms = None if opponent.deterministic else self._rng.random(len(rows))
+                out[pick] = opponent.choose_batch(g.observations[rows], masks, uniforms)
+        return out
+
+    # ------------------------------------------------------------------------------------
+    # Playing
+
+    def _play(self, actions: np.ndarray, learner: bool) -> np.ndarray:
+        """Step every slot with ``actions`` (-1: leave it); returns the slots whose hand ended."""
+        g = self.game
+        playing = actions >= 0
+        rows = np.flatnonzero(playing)
+        folds = rows[actions[rows] == FOLD]
+        self._folded[folds, g.current_player[folds]] = True
+        if learner:
+            kinds, streets = g.action_kinds(actions)
+            self._counts[rows, kinds[rows]] += 1
+            self._vpip[rows] |= (streets[rows] == 0) & _VOLUNTARY[kinds[rows]]
+            self._acted[rows] = True
+        g.step(actions)
+        return np.flatnonzero(g.dones)
+
+    def _finish(self, ended: np.ndarray, rewards: np.ndarray, dones: np.ndarray, infos: list) -> None:
+        """Book the hands that ended in ``ended`` (episodes if the learner acted) and draw the next."""
+        g = self.game
+        episodes = ended[self._acted[ended]]
+        if len(episodes):
+            seats = self.learner_seat[episodes]
+            all_payoffs = g.payoffs[episodes]
+            payoff = all_payoffs[np.arange(len(episodes)), seats]
+            rewards[episodes] = payoff / self.big_bet
+            dones[episodes] = True
+            folded = self._folded[episodes, seats]
+            showdown = (~self._folded[episodes]).sum(axis=1) > 1
+            terminal = self._last_obs[episodes]   # a fresh array: its rows stay as they are
+            columns = zip(episodes.tolist(), seats.tolist(), all_payoffs.tolist(), payoff.tolist(),
+                          folded.tolist(), showdown.tolist(), self._vpip[episodes].tolist(),
+                          self._counts[episodes].tolist(), self.seat_opponents[episodes].tolist(),
+                          self._illegal[episodes].tolist(), terminal)
+            for i, seat, payoffs, mine, fold, shown, vpip, counts, opponents, illegal, obs in columns:
+                infos[i] = {
+                    "learner_seat": seat,
+                    "payoff": mine,
+                    "payoffs": tuple(payoffs),
+                    "showdown": shown,
+                    "learner_showdown": shown and not fold,
+                    "folded": fold,
+                    "vpip": vpip,
+                    "actions": dict(zip(_KIND_NAMES, counts)),
+                    "opponents": tuple(None if o < 0 else o for o in opponents),
+                    "illegal_actions": illegal,
+                    "terminal_observation": obs,
+                    "TimeLimit.truncated": False,
+                }
+        self._new_hands(ended)
+
+    def _play_opponents(self, rewards: np.ndarray, dones: np.ndarray, infos: list) -> None:
+        """Opponents act, in batches, until the learner is to act in every slot."""
+        g = self.game
+        actions = np.full(self.num_envs, -1, dtype=np.int64)
+        for _ in range(MAX_OPPONENT_ROUNDS):
+            current = g.current_player
+            waiting = np.flatnonzero(current != self.learner_seat)
+            if not len(waiting):
+                return
+            stuck = waiting[current[waiting] < 0]
+            if len(stuck):
+                raise RuntimeError(f"hand slot {int(stuck[0])} has nobody to act (stacks shorter than the ante?)")
+            actions[:] = -1
+            actions[waiting] = self._opponent_actions(waiting, current[waiting])
+            ended = self._play(actions, learner=False)
+            if len(ended):
+                self._finish(ended, rewards, dones, infos)
+        raise RuntimeError(f"the opponents acted {MAX_OPPONENT_ROUNDS} times in a row without the learner's turn")
+
+    # ------------------------------------------------------------------------------------
+    # SB3's VecEnv API
+
+    def reset(self) -> np.ndarray:
+        seeds = np.random.SeedSequence(self._seed).generate_state(self.num_envs, dtype=np.uint64)
+        self._rng = np.random.default_rng(np.random.SeedSequence(self._seed, spawn_key=(1,)))
+        self.game.reset(seeds=seeds, buttons=self._rng.integers(self.num_players, size=self.num_envs))
+        self._new_hands(np.arange(self.num_envs))
+        rewards = np.zeros(self.num_envs, dtype=np.float32)
+        dones = np.zeros(self.num_envs, dtype=bool)
+        self._play_opponents(rewards, dones, [{} for _ in range(self.num_envs)])
+        self.reset_infos = [{} for _ in range(self.num_envs)]
+        self._last_obs = self.game.observations.copy()
+        return self._last_obs
+
+    def step_async(self, actions: np.ndarray) -> None:
+        self._actions = np.asarray(actions, dtype=np.int64).reshape(self.num_envs)
+
+    def step_wait(self):
+        g = self.game
+        actions, self._actions = self._actions, None
+        n = self.num_envs
+        legal = (actions >= 0) & (actions < g.num_actions)
+        legal[legal] = g.action_mask[np.flatnonzero(legal), actions[legal]] != 0
+        if not legal.all():  # played as check/fold, as SingleAgentEnv does (counted per hand)
+            bad = np.flatnonzero(~legal)
+            actions = actions.copy()
+            actions[bad] = np.where(g.action_mask[bad, FOLD] != 0, FOLD, CHECK_CALL)
+            self._illegal[bad] += 1
+        rewards = np.zeros(n, dtype=np.float32)
+        dones = np.zeros(n, dtype=bool)
+        infos: list[dict] = [{} for _ in range(n)]
+        ended = self._play(actions, learner=True)
+        if len(ended):
+            self._finish(ended, rewards, dones, infos)
+        self._play_opponents(rewards, dones, infos)
+        # The array handed out is kept as the learner's last observation (SB3 copies, never
+        # writes it): a finished hand's terminal_observation is its row.
+        self._last_obs = g.observations.copy()
+        return self._last_obs, rewards, dones, infos
+
+    def action_masks(self) -> np.ndarray:
+        """The learner's legal ids in every slot, bool (N, actions)."""
+        return self.game.action_mask.astype(bool)
+
+    def seed(self, seed: int | None = None) -> Sequence[None | int]:
+        """Seed the next ``reset()`` (decks, seats, opponents and their random draws)."""
+        if seed is not None:
+            self._seed = int(seed)
+        return [self._seed] * self.num_envs
+
+    def close(self) -> None:
+        pass
+
+    def get_attr(self, attr_name: str, indices=None) -> list[Any]:
+        return [getattr(self, attr_name)] * len(self._indices(indices))
+
+    def set_attr(self, attr_name: str, value: Any, indices=None) -> None:
+        if len(self._indices(indices)) != self.num_envs:
+            raise ValueError("a BatchedVecEnv's attributes are shared by all its slots: set them for all")
+        setattr(self, attr_name, value)
+
+    def env_method(self, method_name: str, *method_args, indices=None, **method_kwargs) -> list[Any]:
+        rows = self._indices(indices)
+        if method_name == "action_masks":
+            masks = self.action_masks()
+            return [masks[i] for i in rows]
+        if len(rows) != self.num_envs:
+            raise ValueError(f"{method_name}: a BatchedVecEnv's methods act on all its slots at once")
+        return [getattr(self, method_name)(*method_args, **method_kwargs)] * len(rows)
+
+    def env_is_wrapped(self, wrapper_class, indices=None) -> list[bool]:
+        return [False] * len(self._indices(indices))
+
+    def _indices(self, indices) -> Sequence[int]:
+        if indices is None:
+            return range(self.num_envs)
+        if isinstance(indices, int):
+            return [indices]
+        return list(indices)
+
+
+def make_batched_vec_env(env_cfg, *, n_envs: int, seed: int = 0) -> VecMonitor:
+    """``VecMonitor(BatchedVecEnv)`` for a config's ``env`` table (``train.config.EnvConfig``)."""
+    overrides = {k: tuple(v) if isinstance(v, list) else v for k, v in env_cfg.rules.items()}
+    rules = get_rules(env_cfg.game, **overrides)
+    return VecMonitor(BatchedVecEnv(rules, env_cfg.players, n_envs,
+                                    observation_features=env_cfg.observation_features, seed=seed))
