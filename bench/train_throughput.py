@@ -6,9 +6,10 @@ every setup alike):
 
 - **ours**: the default experiment, ``configs/soko_ppo.yaml`` (Soko heads-up, its opponent
   pool, its PPO settings, envs and torch threads), through ``train.ppo.training_env`` exactly
-  as ``train/ppo.py`` builds it (with its observation features: the single-agent envs);
-- **single_agent / batched, no features**: the same config without observation features (the
-  compiled core does not write them yet), once on today's pipeline (``ppo.pipeline=
+  as ``train/ppo.py`` builds it (with its observation features; ``pipeline: auto`` takes the
+  batched env);
+- **single_agent / batched, no features**: the same config without observation features, once
+  on the single-agent pipeline (``ppo.pipeline=
   single_agent``: 16 ``SingleAgentEnv`` in ``DummyVecEnv``) and once on the batched env for
   each slot count of ``--slots``, each with ``n_steps`` = the config's rollout size / slots, so
   every setup learns from rollouts of the same size;

@@ -271,6 +271,19 @@ def test_trained_opponents_play_one_batch_as_they_play_one_hand():
         assert masks[np.arange(40), batch].all()
 
 
+def test_the_observation_features_are_written_for_the_learner():
+    from envs.observation import FEATURES, build_layout
+
+    env = BatchedVecEnv("soko", 3, 16, observation_features=tuple(FEATURES), opponents=POOL, seed=3)
+    layout = build_layout("soko", FEATURES)
+    assert env.observation_space.shape == (layout.size,)
+    finished = _run(env, _random_policy(np.random.default_rng(1)), 40)  # the learner's own views
+    assert len(finished) > 20
+    obs = env.reset()
+    wp = obs[:, layout.slice("win_probability")]
+    assert ((wp > 0) & (wp < 1)).all() and (obs[:, layout.slice("hand_class")].sum(axis=1) == 1).all()
+
+
 def test_refused_opponents_and_configs_name_the_reason():
     from agents.equity import EquityAgent
     from train.config import ConfigError, load_config
@@ -283,7 +296,7 @@ def test_refused_opponents_and_configs_name_the_reason():
     with pytest.raises(ValueError, match="weights"):
         env.set_opponents(["random"], [-1])
     assert "no batched form" in unsupported(load_config(overrides=["opponents.baselines={equity: 1}"]))
-    assert "core does not write" in unsupported(load_config(overrides=["env.observation_features=[hand_class]"]))
+    assert unsupported(load_config(overrides=["env.observation_features=[hand_class]"])) is None
     with pytest.raises(ConfigError, match="ppo.pipeline is batched, but"):
         load_config(overrides=["ppo.pipeline=batched", "opponents.baselines={equity: 1}"])
     with pytest.raises(ConfigError, match="ppo.pipeline must be one of"):

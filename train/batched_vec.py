@@ -46,7 +46,6 @@ streams seeded from the same seed: the same seed replays the same hands and acti
 
 from __future__ import annotations
 
-import inspect
 from typing import Any, Sequence
 
 import numpy as np
@@ -71,10 +70,6 @@ _FOLD_KIND = _KIND["fold"]
 MAX_OPPONENT_ROUNDS = 10_000  # opponent actions in a row in one step before we call it a bug
 
 
-def _core_takes_features() -> bool:
-    return "observation_features" in inspect.signature(BatchedGame.__init__).parameters
-
-
 def opponent_unsupported(opponent: Any, features: Sequence[str] = ()) -> str | None:
     """Why ``opponent`` (a pool entry) cannot play in :class:`BatchedVecEnv`, or None if it can."""
     if isinstance(opponent, str):
@@ -91,13 +86,10 @@ def opponent_unsupported(opponent: Any, features: Sequence[str] = ()) -> str | N
 
 def unsupported(cfg) -> str | None:
     """Why a training config (``train.config.Config``) cannot train on :class:`BatchedVecEnv`,
-    or None if it can: observation features the core does not write yet, or an opponent
-    without a batched form."""
+    or None if it can: an opponent without a batched form, or a trained one that encodes other
+    observation pieces."""
     from agents.registry import parse_spec
 
-    if cfg.env.observation_features and not _core_takes_features():
-        return (f"env.observation_features {cfg.env.observation_features}: the compiled core does not "
-                f"write them yet")
     for spec in cfg.opponents.baselines:
         name, options = parse_spec(spec)
         if name == "ppo":  # a trained opponent must encode what this env observes
@@ -124,11 +116,8 @@ class BatchedVecEnv(VecEnv):
         if type(n) is not int or n < 1:
             raise ValueError(f"a BatchedVecEnv needs at least one hand slot, not {n!r}")
         self.features = tuple(observation_features)
-        kwargs = {"observation_features": self.features} if self.features else {}
-        if self.features and not _core_takes_features():
-            raise ValueError(f"observation_features {list(self.features)}: the compiled core does not write "
-                             f"them yet; train with train.vec.make_vec_env")
-        self.game = BatchedGame(rules, num_players, n, observations=True, threads=threads, **kwargs)
+        self.game = BatchedGame(rules, num_players, n, observations=True, observation_features=self.features,
+                                threads=threads)
         self.num_players = num_players
         self.big_bet = rules.big_bet
         size = self.game.observations.shape[1]
