@@ -16,6 +16,7 @@
 #include <string>
 #include <thread>
 #include <tuple>
+#include <unordered_map>
 #include <vector>
 
 namespace py = pybind11;
@@ -172,6 +173,20 @@ static int nonflush_score(const int* counts, int wilds, int k, bool canadian, bo
   return score(HIGH_CARD, present, std::min(np, k));
 }
 
+// nonflush_score, remembered per thread: it depends only on the rank counts (at most 7 cards,
+// so a few ten thousand keys), and win_probability scores thousands of hands a decision.
+static int nonflush_score_memo(const int* counts, int wilds, int k, bool canadian, bool ace_low) {
+  uint64_t key = 0;
+  for (int r = 0; r < 13; ++r) key = key << 3 | (uint64_t)counts[r];
+  key = ((key << 3 | (uint64_t)wilds) << 3 | (uint64_t)k) << 2 | (canadian ? 2u : 0u) | (ace_low ? 1u : 0u);
+  thread_local std::unordered_map<uint64_t, int> memo;
+  auto it = memo.find(key);
+  if (it != memo.end()) return it->second;
+  int value = nonflush_score(counts, wilds, k, canadian, ace_low);
+  memo.emplace(key, value);
+  return value;
+}
+
 // hands._suited_ranks: the best `size` ranks of a flush, wilds standing in.
 static int suited_ranks(int suited, int wilds, int size, bool double_ace_flush, int* out) {
   int all[20], m = 0;
@@ -222,7 +237,7 @@ static int evaluate(const int8_t* cards, int n, int wild_mask, const EvalOptions
     }
   }
   int k = std::min(n, 5);
-  int best = nonflush_score(counts, wilds, k, o.canadian, o.ace_low_four_straight);
+  int best = nonflush_score_memo(counts, wilds, k, o.canadian, o.ace_low_four_straight);
   if (o.canadian ? k >= 4 : k >= 5) {
     int threshold = (o.canadian ? 4 : 5) - wilds;
     int need = std::max(threshold, 1);
