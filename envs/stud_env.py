@@ -9,29 +9,44 @@
 >>> sum(env.unwrapped.game.payoffs)
 0
 
-This layer decides no rule: the game is the engine's :class:`~envs.engine.game.Game`
-(``env.unwrapped.game``), the action ids are :mod:`envs.actions`, and the observation is
+This layer decides no rule: the hand is played by the compiled core (:mod:`envs.batched`, one
+hand of ``envs._stud_core``; the default, ``engine="core"``) or by the reference engine's
+:class:`~envs.engine.game.Game` (``engine="reference"``), which play the same rules, deal the same
+hands from the same seed and give the same observations, masks, rewards and infos
+(``tests/test_env_engines.py``). The action ids are :mod:`envs.actions`, and the observation is
 :mod:`envs.observation`. One episode is one hand.
 
 | | |
 |---|---|
 | Import | `from envs import soko_v0, follow_the_bitch_v0` |
-| Create | `soko_v0.env(num_players=2, render_mode=None, stacks=None, rules=None, reward="big_bets", observation_features=(), **rules_fields)` |
+| Create | `soko_v0.env(num_players=2, render_mode=None, stacks=None, rules=None, reward="big_bets", observation_features=(), engine="core", **rules_fields)` |
 | Agents | `player_0` ... `player_{n-1}`: agent `player_i` is seat `i`; 2..8 players (Soko), 2..7 (Follow the Bitch) |
 | Actions | `Discrete(2 + sizes)`: 3 in fixed limit, 5 in spread limit, 6 in pot and no limit |
 | Observation | `Dict(observation=Box(0, 1, (size,), float32), action_mask=Box(0, 1, (actions,), int8))` |
 | Observation size | Soko 606 (fixed limit); Follow the Bitch 590, with Low Chicago 617 (+2 or +3 in other betting) |
 | Rewards | at the end of the hand only: net chips / big bet (`reward="chips"`: raw chips); zero-sum |
 | Infos | `{}` during the hand; at the end `payoff` (chips), `payoffs` (every seat), `showdown` |
-| Episode | one hand; `env.unwrapped.game` is the engine's `Game` |
+| Episode | one hand; `env.unwrapped.game` is the hand as the engine's `Game` (with the core: replayed on first access, see below) |
+| Engine | `engine="core"` (compiled, default) or `"reference"` (the Python `Game`); `env.unwrapped.engine` says which one plays |
 | Render modes | `"ansi"` (returns a text table), `"human"` (prints it after each step) |
 
 Keyword arguments: ``num_players`` (2 up to the game's maximum), ``render_mode``, ``stacks``
 (chips per seat: one int for every seat or a list), ``rules`` (a preset name of this game, e.g.
 ``"soko_nordic"`` or ``"follow_the_bitch_low_chicago"``, or a ``Rules`` value), ``reward``
 (``"big_bets"`` or ``"chips"``), ``observation_features`` (optional observation pieces, see
-"Optional pieces" below; none by default), and any field of the rules data as an override
-(``low_chicago=True``, ``betting="no_limit"``, ``bring_in="highest"``, ...).
+"Optional pieces" below; none by default), ``engine`` (``"core"`` or ``"reference"``, see below),
+and any field of the rules data as an override (``low_chicago=True``, ``betting="no_limit"``,
+``bring_in="highest"``, ...).
+
+``engine``: ``"core"`` (the default) plays the hand on the compiled core, several times faster
+(``bench/env_throughput.py``, figures in ``docs/results.md``); ``"reference"`` on the Python
+``Game``. Both give the same hand for the same seed and options, step by step. With the core,
+``env.unwrapped.game`` is a ``Game`` rebuilt on first access in a hand by replaying the deal
+and the actions so far, then kept in step until the next ``reset()`` (so a ``Game`` held across
+steps stays current): reading it makes the rest of that hand play at the reference engine's
+speed. Read it, don't act on it. The core does not write the optional pieces yet: an env asked
+for ``observation_features`` plays on the reference engine (``env.unwrapped.engine`` then says
+``"reference"``; the switch is ``envs.batched.core_supports``).
 
 ``reset(seed=None, options=None)``: ``options`` may hold ``"deck"`` (cards top first, as the
 engine takes them: a full order replays a deal exactly, a partial one is dealt first),
@@ -51,7 +66,8 @@ The action mask marks exactly the engine's legal actions (all zeros for a seat t
 to act). ``env()`` wraps the raw env in PettingZoo's ``TerminateIllegalWrapper`` (an illegal id
 ends the hand with reward -1 for the offender, like ``texas_holdem_v4``),
 ``AssertOutOfBoundsWrapper`` and ``OrderEnforcingWrapper``; ``raw_env().step`` raises
-``ValueError`` with the engine's reason instead.
+``ValueError`` with the reference engine's reason instead (on the core too: the refused hand is
+replayed on a ``Game`` to say why), and changes nothing.
 
 Observation
 -----------
