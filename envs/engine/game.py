@@ -40,7 +40,6 @@ _new = tuple.__new__  # builds a log record from all its fields at once (the hot
 _DEAL, _STREET = EventKind.DEAL, EventKind.STREET
 
 
-
 def starting_stacks(rules: Rules, num_players: int, stacks=None) -> tuple[int, ...]:
     """Each seat's chips at the start of a hand: ``rules.stack`` each by default, else one
     whole number >= 1 per seat (a ValueError says which is wrong)."""
