@@ -472,12 +472,12 @@ class StudEnv(MirroredAECEnv, EzPickle):
         self._core = batch._core
         self._obs_row = batch.observations[0]
         self._mask_row = batch.action_mask[0]
-        self._current_row = batch.current_player
-        self._dones_row = batch.dones
+        self._current_row = memoryview(batch.current_player)  # [0]: a Python int, -1 once over
         self._action_in = np.full(1, -1, dtype=np.int64)
         self._button_in = np.zeros(1, dtype=np.int64)
         self._stacks_in = np.zeros((1, self.num_players), dtype=np.int64)
         self._current = -1
+        self._stacks_checked: tuple[int, ...] | None = None  # self.stacks, checked at the first reset()
         self._deal = None  # (button, stacks, deck order) of the hand, for replays
         self._actions: list[int] = []
         self._folds = 0
@@ -488,23 +488,28 @@ class StudEnv(MirroredAECEnv, EzPickle):
         button = options.get("button")
         if button is None:
             button = int(self.np_random.integers(self.num_players))
-        stacks = starting_stacks(self.rules, self.num_players, options.get("stacks", self.stacks))
+        given = options.get("stacks", self.stacks)
+        if given is self.stacks:  # (a tuple or None: checked once)
+            if self._stacks_checked is None:
+                self._stacks_checked = starting_stacks(self.rules, self.num_players, given)
+            stacks = self._stacks_checked
+        else:
+            stacks = starting_stacks(self.rules, self.num_players, given)
         check_button(button, self.num_players)
         deck = deck_order(self.rules, options.get("deck"), self.np_random)
         self._button_in[0] = button
         self._stacks_in[0] = stacks
-        self._core.reset(seeds=None, decks=deck.reshape(1, -1), buttons=self._button_in, stacks=self._stacks_in)
+        self._core.reset(None, deck.reshape(1, -1), self._button_in, self._stacks_in)  # seeds, decks, ...
         self._deal = (button, stacks, deck)
         self._actions = []
         self._folds = 0
         self._game = None
         self._start_agents()
-        if self._dones_row[0]:  # every seat all-in from the antes: the hand played itself out
-            self._current = -1
+        self._current = current = self._current_row[0]
+        if current < 0:  # every seat all-in from the antes: the hand played itself out
             self.agent_selection = self.agents[0]
             self._end_hand(tuple(self._batch.payoffs[0].tolist()), True)
         else:
-            self._current = current = int(self._current_row[0])
             self.agent_selection = self.possible_agents[current]
 
     def _core_step(self, action: int) -> None:
@@ -520,12 +525,11 @@ class StudEnv(MirroredAECEnv, EzPickle):
             apply_action(self._game, action)
         if action == FOLD:
             self._folds += 1
-        if self._dones_row[0]:
-            self._current = -1
+        self._current = current = self._current_row[0]
+        if current < 0:
             # A showdown unless all but one seat folded (as Game: hand_values are shown).
             self._end_hand(tuple(self._batch.payoffs[0].tolist()), self.num_players - self._folds > 1)
         else:
-            self._current = current = int(self._current_row[0])
             self.agent_selection = self.possible_agents[current]
 
     def _replay(self) -> Game:

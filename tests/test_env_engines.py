@@ -154,3 +154,17 @@ def test_features_run_on_the_reference_engine_until_the_core_has_them():
 def test_engine_keyword_is_checked():
     with pytest.raises(ValueError, match="engine must be one of core, reference"):
         soko_v0.env(engine="fast")
+
+
+@pytest.mark.parametrize("engine", ["core", "reference"])
+def test_bad_stacks_and_buttons_are_refused_at_reset_on_both_engines(engine):
+    env = soko_v0.raw_env(num_players=3, stacks=[10, 0, 10], engine=engine)  # accepted here...
+    with pytest.raises(ValueError, match="stack of seat 1 must be a whole number of chips >= 1"):
+        env.reset(seed=0)  # ...refused when a hand is dealt, like the engine's Game
+    env = soko_v0.raw_env(num_players=3, engine=engine)
+    with pytest.raises(ValueError, match="stacks gives 2 stacks for 3 players"):
+        env.reset(seed=0, options={"stacks": [5, 5]})
+    with pytest.raises(ValueError, match="button must be a seat from 0 to 2, not 3"):
+        env.reset(seed=0, options={"button": 3})
+    with pytest.raises(ValueError, match="not in the soko_mini deck"):
+        soko_v0.raw_env(rules="soko_mini", engine=engine).reset(options={"deck": "2c"})
