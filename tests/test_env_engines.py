@@ -69,11 +69,11 @@ def test_both_engines_play_the_same_hands(rules):
     module = module_for(rules)
     steps = 0
     for players in range(rules.min_players, rules.max_players + 1):
-        steps += play_both(module, {"num_players": players, "rules": rules}, seed=players, hands=2)
+        steps += play_both(module, {"num_players": players, "rules": rules}, seed=players, hands=3)
         # Short stacks: all-ins and side pots (and hands decided by the antes).
         stacks = [int(s) for s in np.random.default_rng(players).integers(1, 12 * rules.big_bet, players)]
         steps += play_both(module, {"num_players": players, "rules": rules, "stacks": stacks},
-                           seed=100 + players, hands=2)
+                           seed=100 + players, hands=3)
     assert steps >= 8 * (rules.max_players - rules.min_players + 1)  # (at least two steps a hand)
 
 
