@@ -49,6 +49,13 @@ _BETTING = {Betting.FIXED_LIMIT: 0, Betting.SPREAD_LIMIT: 1, Betting.POT_LIMIT: 
 _BRING_IN = {None: 0, Order.LOWEST: 1, Order.HIGHEST: 2}
 
 
+def core_supports(features=()) -> bool:
+    """Whether the core writes observations with these optional pieces
+    (``envs.observation.FEATURES``). Not yet for any: an env asked for features runs on the
+    reference engine (the one switch point; flip it when the core learns them)."""
+    return not tuple(features)
+
+
 def core_rules(rules: Rules | str) -> _stud_core.CoreRules:
     """The core's copy of ``rules``: every field of :class:`Rules` that changes play.
 

@@ -9,29 +9,44 @@
 >>> sum(env.unwrapped.game.payoffs)
 0
 
-This layer decides no rule: the game is the engine's :class:`~envs.engine.game.Game`
-(``env.unwrapped.game``), the action ids are :mod:`envs.actions`, and the observation is
+This layer decides no rule: the hand is played by the compiled core (:mod:`envs.batched`, one
+hand of ``envs._stud_core``; the default, ``engine="core"``) or by the reference engine's
+:class:`~envs.engine.game.Game` (``engine="reference"``), which play the same rules, deal the same
+hands from the same seed and give the same observations, masks, rewards and infos
+(``tests/test_env_engines.py``). The action ids are :mod:`envs.actions`, and the observation is
 :mod:`envs.observation`. One episode is one hand.
 
 | | |
 |---|---|
 | Import | `from envs import soko_v0, follow_the_bitch_v0` |
-| Create | `soko_v0.env(num_players=2, render_mode=None, stacks=None, rules=None, reward="big_bets", observation_features=(), **rules_fields)` |
+| Create | `soko_v0.env(num_players=2, render_mode=None, stacks=None, rules=None, reward="big_bets", observation_features=(), engine="core", **rules_fields)` |
 | Agents | `player_0` ... `player_{n-1}`: agent `player_i` is seat `i`; 2..8 players (Soko), 2..7 (Follow the Bitch) |
 | Actions | `Discrete(2 + sizes)`: 3 in fixed limit, 5 in spread limit, 6 in pot and no limit |
 | Observation | `Dict(observation=Box(0, 1, (size,), float32), action_mask=Box(0, 1, (actions,), int8))` |
 | Observation size | Soko 606 (fixed limit); Follow the Bitch 590, with Low Chicago 617 (+2 or +3 in other betting) |
 | Rewards | at the end of the hand only: net chips / big bet (`reward="chips"`: raw chips); zero-sum |
 | Infos | `{}` during the hand; at the end `payoff` (chips), `payoffs` (every seat), `showdown` |
-| Episode | one hand; `env.unwrapped.game` is the engine's `Game` |
+| Episode | one hand; `env.unwrapped.game` is the hand as the engine's `Game` (with the core: replayed on first access, see below) |
+| Engine | `engine="core"` (compiled, default) or `"reference"` (the Python `Game`); `env.unwrapped.engine` says which one plays |
 | Render modes | `"ansi"` (returns a text table), `"human"` (prints it after each step) |
 
 Keyword arguments: ``num_players`` (2 up to the game's maximum), ``render_mode``, ``stacks``
 (chips per seat: one int for every seat or a list), ``rules`` (a preset name of this game, e.g.
 ``"soko_nordic"`` or ``"follow_the_bitch_low_chicago"``, or a ``Rules`` value), ``reward``
 (``"big_bets"`` or ``"chips"``), ``observation_features`` (optional observation pieces, see
-"Optional pieces" below; none by default), and any field of the rules data as an override
-(``low_chicago=True``, ``betting="no_limit"``, ``bring_in="highest"``, ...).
+"Optional pieces" below; none by default), ``engine`` (``"core"`` or ``"reference"``, see below),
+and any field of the rules data as an override (``low_chicago=True``, ``betting="no_limit"``,
+``bring_in="highest"``, ...).
+
+``engine``: ``"core"`` (the default) plays the hand on the compiled core, several times faster
+(``bench/env_throughput.py``, figures in ``docs/results.md``); ``"reference"`` on the Python
+``Game``. Both give the same hand for the same seed and options, step by step. With the core,
+``env.unwrapped.game`` is a ``Game`` rebuilt on first access in a hand by replaying the deal
+and the actions so far, then kept in step until the next ``reset()`` (so a ``Game`` held across
+steps stays current): reading it makes the rest of that hand play at the reference engine's
+speed. Read it, don't act on it. The core does not write the optional pieces yet: an env asked
+for ``observation_features`` plays on the reference engine (``env.unwrapped.engine`` then says
+``"reference"``; the switch is ``envs.batched.core_supports``).
 
 ``reset(seed=None, options=None)``: ``options`` may hold ``"deck"`` (cards top first, as the
 engine takes them: a full order replays a deal exactly, a partial one is dealt first),
@@ -51,7 +66,8 @@ The action mask marks exactly the engine's legal actions (all zeros for a seat t
 to act). ``env()`` wraps the raw env in PettingZoo's ``TerminateIllegalWrapper`` (an illegal id
 ends the hand with reward -1 for the offender, like ``texas_holdem_v4``),
 ``AssertOutOfBoundsWrapper`` and ``OrderEnforcingWrapper``; ``raw_env().step`` raises
-``ValueError`` with the engine's reason instead.
+``ValueError`` with the reference engine's reason instead (on the core too: the refused hand is
+replayed on a ``Game`` to say why), and changes nothing.
 
 Observation
 -----------
@@ -150,13 +166,15 @@ from gymnasium.utils import EzPickle, seeding
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
-from envs.actions import apply_action, num_actions
+from envs.actions import FOLD, apply_action, num_actions
 from envs.engine.cards import format_cards
-from envs.engine.game import Game
+from envs.engine.game import Game, check_button, deck_order, starting_stacks
 from envs.engine.rules import RULES, Rules, get_rules
 from envs.observation import ObservationEncoder
 
 REWARD_UNITS = ("big_bets", "chips")
+ENGINES = ("core", "reference")
+"""What plays the hands: the compiled core (``envs.batched``) or the Python ``Game``."""
 
 
 def make_rules(game: str, presets: tuple[str, ...], rules: Rules | str | None = None, *,
@@ -187,7 +205,8 @@ def keyword_names(cls: type) -> list[str]:
     return [p.name for p in params if p.name != "self" and p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL)]
 
 
-def check_env_args(rules: Rules, num_players, render_mode, reward: str, render_modes) -> None:
+def check_env_args(rules: Rules, num_players, render_mode, reward: str, render_modes,
+                   engine: str = "reference") -> None:
     """The keyword arguments every env of ours shares, refused with a sentence when wrong."""
     if type(num_players) is not int or not rules.min_players <= num_players <= rules.max_players:
         raise ValueError(f"{rules.name} takes {rules.min_players} to {rules.max_players} players, "
@@ -196,6 +215,8 @@ def check_env_args(rules: Rules, num_players, render_mode, reward: str, render_m
         raise ValueError(f"render_mode must be None or one of {render_modes}, not {render_mode!r}")
     if reward not in REWARD_UNITS:
         raise ValueError(f"reward must be one of {', '.join(REWARD_UNITS)}, not {reward!r}")
+    if engine not in ENGINES:
+        raise ValueError(f"engine must be one of {', '.join(ENGINES)}, not {engine!r}")
 
 
 def wrap_env(raw: AECEnv) -> AECEnv:
@@ -330,15 +351,16 @@ class StudEnv(MirroredAECEnv, EzPickle):
 
     def __init__(self, num_players: int = 2, render_mode: str | None = None, stacks=None,
                  rules: Rules | str | None = None, reward: str = "big_bets",
-                 observation_features: Sequence[str] = (), **overrides) -> None:
+                 observation_features: Sequence[str] = (), engine: str = "core", **overrides) -> None:
         EzPickle.__init__(self, num_players=num_players, render_mode=render_mode, stacks=stacks,
-                          rules=rules, reward=reward, observation_features=observation_features, **overrides)
+                          rules=rules, reward=reward, observation_features=observation_features,
+                          engine=engine, **overrides)
         super().__init__()
         if not self.game_name:
             raise TypeError("StudEnv is shared code: create soko_v0.env() or follow_the_bitch_v0.env()")
         self.rules = r = make_rules(self.game_name, self.presets, rules, env_args=keyword_names(type(self)),
                                     **overrides)
-        check_env_args(r, num_players, render_mode, reward, self.metadata["render_modes"])
+        check_env_args(r, num_players, render_mode, reward, self.metadata["render_modes"], engine)
         self.num_players = num_players
         self.render_mode = render_mode
         self.stacks = normalize_stacks(stacks, num_players)
@@ -357,7 +379,15 @@ class StudEnv(MirroredAECEnv, EzPickle):
         }
         self.action_spaces = {a: ActionSpace(self.num_actions) for a in self.possible_agents}
         self.np_random: np.random.Generator | None = None
-        self.game: Game | None = None
+        self._game: Game | None = None
+        # The engine that plays: the core unless asked otherwise or it lacks a feature asked for.
+        self.engine = engine
+        if engine == "core":
+            from envs.batched import core_supports  # the compiled module loads only when asked for
+            if core_supports(self.encoder.features):
+                self._core_setup()
+            else:
+                self.engine = "reference"
 
     # ------------------------------------------------------------------------------------
     # PettingZoo API
@@ -371,17 +401,26 @@ class StudEnv(MirroredAECEnv, EzPickle):
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
         if seed is not None or self.np_random is None:
             self.np_random, _ = seeding.np_random(seed)
-        self.game = game = new_game(self.rules, self.num_players, self.np_random, stacks=self.stacks,
-                                    options=options)
+        if self.engine == "core":
+            self._core_reset(options)
+            return
+        self._game = game = new_game(self.rules, self.num_players, self.np_random, stacks=self.stacks,
+                                     options=options)
         self._start_agents()
         if game.is_over:  # every seat all-in from the antes: the hand played itself out
             self.agent_selection = self.agents[0]
-            self._end_hand()
+            self._end_hand(game.payoffs, bool(game.hand_values))
         else:
             self.agent_selection = self.possible_agents[game.current_player]
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
-        obs, mask = self.encoder.observe(self.game, self._seat_of[agent])
+        if self.engine == "core":
+            seat = self._seat_of[agent]
+            if seat == self._current:
+                return {"observation": self._obs_row.copy(), "action_mask": self._mask_row.copy()}
+            return {"observation": self._core.observe(0, seat),
+                    "action_mask": np.zeros(self.num_actions, dtype=np.int8)}
+        obs, mask = self.encoder.observe(self._game, self._seat_of[agent])
         return {"observation": obs, "action_mask": mask}
 
     def step(self, action) -> None:
@@ -391,27 +430,121 @@ class StudEnv(MirroredAECEnv, EzPickle):
             return
         if action is None:
             raise ValueError(f"{agent} is to act: give an action id, not None")
-        apply_action(self.game, action)  # an illegal id raises ValueError with the engine's reason
-        self._cumulative_rewards[agent] = 0.0
-        game = self.game
-        if game.is_over:
-            self._end_hand()
+        self._cumulative_rewards[agent] = 0.0  # (rewards come only at the end of the hand)
+        if self.engine == "core":
+            self._core_step(int(action))  # int(): as envs.actions.apply_action takes it
         else:
-            self.agent_selection = self.possible_agents[game.current_player]
+            game = self._game
+            apply_action(game, action)  # an illegal id raises ValueError with the engine's reason
+            if game.is_over:
+                self._end_hand(game.payoffs, bool(game.hand_values))
+            else:
+                self.agent_selection = self.possible_agents[game.current_player]
         if self.render_mode == "human":
             self.render()
 
-    def _end_hand(self) -> None:
-        game = self.game
-        payoffs = game.payoffs
+    def _end_hand(self, payoffs: tuple[int, ...], showdown: bool) -> None:
         big = self.rules.big_bet
-        showdown = bool(game.hand_values)
         for agent, p in zip(self.possible_agents, payoffs):
             self.rewards[agent] = p / big if self.reward_unit == "big_bets" else float(p)
             self.terminations[agent] = True
             self.infos[agent] = {"payoff": p, "payoffs": payoffs, "showdown": showdown}
         self._accumulate_rewards()
         self._deads_step_first()
+
+    # ------------------------------------------------------------------------------------
+    # The hand: a Game (reference) or one slot of the compiled core
+
+    @property
+    def game(self) -> Game | None:
+        """The hand as the engine's :class:`Game` (None before ``reset()``). With the core, it
+        is rebuilt on first access in a hand by replaying the deal and the actions so far, and
+        from then on kept in step with the core until the next ``reset()``, so a reference held
+        across steps stays current (each later step then also plays the Game: slower). Read it,
+        don't act on it: the env plays its own actions."""
+        if self._game is None and self.engine == "core" and self._deal is not None:
+            self._game = self._replay()
+        return self._game
+
+    def _core_setup(self) -> None:
+        from envs.batched import BatchedGame  # the compiled module loads only when used
+        self._batch = batch = BatchedGame(self.rules, self.num_players, 1, auto_reset=False, observations=True)
+        self._core = batch._core
+        self._obs_row = batch.observations[0]
+        self._mask_row = batch.action_mask[0]
+        self._current_row = memoryview(batch.current_player)  # [0]: a Python int, -1 once over
+        self._action_in = np.full(1, -1, dtype=np.int64)
+        self._button_in = np.zeros(1, dtype=np.int64)
+        self._stacks_in = np.zeros((1, self.num_players), dtype=np.int64)
+        self._current = -1
+        self._stacks_checked: tuple[int, ...] | None = None  # self.stacks, checked at the first reset()
+        self._deal = None  # (button, stacks, deck order) of the hand, for replays
+        self._actions: list[int] = []
+        self._folds = 0
+
+    def _core_reset(self, options: dict | None) -> None:
+        # The deal new_game() makes from the same generator: the button first, then the deck.
+        options = options or {}
+        button = options.get("button")
+        if button is None:
+            button = int(self.np_random.integers(self.num_players))
+        given = options.get("stacks", self.stacks)
+        if given is self.stacks:  # (a tuple or None: checked once)
+            if self._stacks_checked is None:
+                self._stacks_checked = starting_stacks(self.rules, self.num_players, given)
+            stacks = self._stacks_checked
+        else:
+            stacks = starting_stacks(self.rules, self.num_players, given)
+        check_button(button, self.num_players)
+        deck = deck_order(self.rules, options.get("deck"), self.np_random)
+        self._button_in[0] = button
+        self._stacks_in[0] = stacks
+        self._core.reset(None, deck.reshape(1, -1), self._button_in, self._stacks_in)  # seeds, decks, ...
+        self._deal = (button, stacks, deck)
+        self._actions = []
+        self._folds = 0
+        self._game = None
+        self._start_agents()
+        self._current = current = self._current_row[0]
+        if current < 0:  # every seat all-in from the antes: the hand played itself out
+            self.agent_selection = self.agents[0]
+            self._end_hand(tuple(self._batch.payoffs[0].tolist()), True)
+        else:
+            self.agent_selection = self.possible_agents[current]
+
+    def _core_step(self, action: int) -> None:
+        if not 0 <= action < self.num_actions:
+            self._refuse(action)
+        self._action_in[0] = action
+        try:
+            self._core.step(self._action_in)
+        except ValueError:
+            self._refuse(action)
+        self._actions.append(action)
+        if self._game is not None:
+            apply_action(self._game, action)
+        if action == FOLD:
+            self._folds += 1
+        self._current = current = self._current_row[0]
+        if current < 0:
+            # A showdown unless all but one seat folded (as Game: hand_values are shown).
+            self._end_hand(tuple(self._batch.payoffs[0].tolist()), self.num_players - self._folds > 1)
+        else:
+            self.agent_selection = self.possible_agents[current]
+
+    def _replay(self) -> Game:
+        """The core's hand as a :class:`Game`: the same deal, then the actions so far."""
+        button, stacks, deck = self._deal
+        game = Game(self.rules, self.num_players, stacks=stacks, button=button, deck=deck.tolist())
+        for action in self._actions:
+            apply_action(game, action)
+        return game
+
+    def _refuse(self, action: int) -> None:
+        """An illegal id on the core: the reference's ValueError and reason for it."""
+        apply_action(self._replay(), action)
+        raise RuntimeError(f"the core refused action {action}, which the reference engine allows: "
+                           f"please report this hand ({self._deal}, actions {self._actions})")
 
     def render(self) -> str | None:
         if self.render_mode is None:

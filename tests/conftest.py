@@ -1,4 +1,4 @@
-"""Fixtures shared by the training tests."""
+"""Fixtures shared by several test files."""
 
 import pytest
 
@@ -13,3 +13,10 @@ def smoke_run(tmp_path_factory):
     cfg = smoke(tmp)
     run_dir = main(cfg, command=["python", "train/ppo.py", "--config", "configs/smoke.yaml"], progress=False)
     return cfg, run_dir
+
+
+@pytest.fixture(params=["core", "reference"])
+def engine(request):
+    """Each engine the AEC envs play on (``engine=`` of soko_v0 / follow_the_bitch_v0): the env
+    tests run on both."""
+    return request.param

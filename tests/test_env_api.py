@@ -43,20 +43,20 @@ def config_id(config) -> str:
 
 
 @pytest.mark.parametrize("config", CONFIGS, ids=[config_id(c) for c in CONFIGS])
-def test_api_and_seed(config):
+def test_api_and_seed(config, engine):
     module, kwargs = config
     with warnings.catch_warnings():
         # PettingZoo warns when a terminal observation's action mask is all zeros: that is
         # the convention of its own card games (no legal move once the hand is over).
         warnings.simplefilter("ignore")
-        api_test(module.env(**kwargs), num_cycles=60)
-        seed_test(lambda: module.env(**kwargs), num_cycles=60)
-        api_test(module.raw_env(**kwargs), num_cycles=20)
+        api_test(module.env(engine=engine, **kwargs), num_cycles=60)
+        seed_test(lambda: module.env(engine=engine, **kwargs), num_cycles=60)
+        api_test(module.raw_env(engine=engine, **kwargs), num_cycles=20)
 
 
 @pytest.mark.parametrize("module", [soko_v0, follow_the_bitch_v0])
-def test_spaces_follow_the_rules(module):
-    env = module.env(num_players=3)
+def test_spaces_follow_the_rules(module, engine):
+    env = module.env(engine=engine, num_players=3)
     rules = env.unwrapped.rules
     assert env.possible_agents == ["player_0", "player_1", "player_2"]
     for agent in env.possible_agents:
@@ -64,15 +64,15 @@ def test_spaces_follow_the_rules(module):
         box = env.observation_space(agent)["observation"]
         assert box.dtype == np.float32 and box.shape == (env.unwrapped.layout.size,)
         assert env.observation_space(agent)["action_mask"].dtype == np.int8
-    wide = module.env(num_players=2, betting="no_limit")
+    wide = module.env(engine=engine, num_players=2, betting="no_limit")
     assert wide.action_space("player_0").n == 6
     assert str(wide.unwrapped) == module.__name__.split(".")[-1]
 
 
-def test_observation_size_does_not_depend_on_the_table_size():
-    sizes = {soko_v0.env(num_players=n).unwrapped.layout.size for n in range(2, 9)}
+def test_observation_size_does_not_depend_on_the_table_size(engine):
+    sizes = {soko_v0.env(engine=engine, num_players=n).unwrapped.layout.size for n in range(2, 9)}
     assert sizes == {606}
-    sizes = {follow_the_bitch_v0.env(num_players=n, low_chicago=True).unwrapped.layout.size
+    sizes = {follow_the_bitch_v0.env(engine=engine, num_players=n, low_chicago=True).unwrapped.layout.size
              for n in range(2, 8)}
     assert sizes == {617}
 
@@ -92,18 +92,18 @@ def test_docstring_examples():
         assert result.failed == 0, module.__name__
 
 
-def test_envs_pickle_and_copy():
+def test_envs_pickle_and_copy(engine):
     import copy
     import pickle
 
-    env = soko_v0.env(num_players=3, betting="no_limit")
+    env = soko_v0.env(engine=engine, num_players=3, betting="no_limit")
     env.reset(seed=1)
     clone = pickle.loads(pickle.dumps(env))
     clone.reset(seed=1)
-    assert clone.unwrapped.rules.betting == "no_limit"
+    assert clone.unwrapped.rules.betting == "no_limit" and clone.unwrapped.engine == engine
     assert clone.unwrapped.game.deck == env.unwrapped.game.deck
     # Like PettingZoo's classic envs (EzPickle), a copy is a new env with the same arguments.
-    raw = follow_the_bitch_v0.raw_env(num_players=2, low_chicago=True)
+    raw = follow_the_bitch_v0.raw_env(engine=engine, num_players=2, low_chicago=True)
     twin = copy.deepcopy(raw)
     raw.reset(seed=4)
     twin.reset(seed=4)

@@ -59,9 +59,9 @@ def finish(env) -> dict[str, float]:
 
 # ---------------------------------------------------------------- masks and rewards
 
-def test_bring_in_masks_and_rewards_heads_up():
+def test_bring_in_masks_and_rewards_heads_up(engine):
     # Contract example: seat 1 gets Ah down, Kd up; seat 0 gets 2c down, 3c up and brings in.
-    env = soko_v0.env(num_players=2)
+    env = soko_v0.env(engine=engine, num_players=2)
     env.reset(options={"deck": "Ah 2c Kd 3c", "button": 0})
     game = env.unwrapped.game
     assert game.bring_in_seat == 0
@@ -71,9 +71,9 @@ def test_bring_in_masks_and_rewards_heads_up():
     assert finish(env) == {"player_0": 1 / 8, "player_1": -1 / 8}
 
 
-def test_raise_cap_closes_the_bet_ids_and_chips_reward():
+def test_raise_cap_closes_the_bet_ids_and_chips_reward(engine):
     hands = {1: "Ah Kd | 9c | 9d | 2s", 0: "2c 3c | 4h | 8h | Jd"}
-    env = soko_v0.env(num_players=2, reward="chips")
+    env = soko_v0.env(engine=engine, num_players=2, reward="chips")
     env.reset(options={"deck": deal(2, 0, hands), "button": 0})
     act(env, "player_0", 2, mask=[0, 1, 1])  # completes to 4 (a bet)
     act(env, "player_1", 2, mask=[1, 1, 1])  # raises to 8
@@ -89,10 +89,10 @@ def test_raise_cap_closes_the_bet_ids_and_chips_reward():
     assert env.infos == {}  # every agent has left after its dead step
 
 
-def test_mask_is_the_engines_legal_actions_in_every_structure():
+def test_mask_is_the_engines_legal_actions_in_every_structure(engine):
     for module, extra in ((soko_v0, {}), (follow_the_bitch_v0, {"low_chicago": True})):
         for betting in ("fixed_limit", "spread_limit", "pot_limit", "no_limit"):
-            env = module.raw_env(num_players=3, betting=betting, stacks=[40, 90, 160], **extra)
+            env = module.raw_env(engine=engine, num_players=3, betting=betting, stacks=[40, 90, 160], **extra)
             rng = np.random.default_rng(5)
             for hand in range(15):
                 env.reset(seed=hand)
@@ -117,14 +117,14 @@ def test_mask_is_the_engines_legal_actions_in_every_structure():
                     p / env.rules.big_bet for p in game.payoffs]
 
 
-def test_illegal_actions():
-    raw = soko_v0.raw_env(num_players=2)
+def test_illegal_actions(engine):
+    raw = soko_v0.raw_env(engine=engine, num_players=2)
     raw.reset(options={"deck": "Ah 2c Kd 3c", "button": 0})
     with pytest.raises(ValueError, match="bring-in"):
         raw.step(0)  # folding instead of the forced bring-in: the engine's reason
     with pytest.raises(ValueError, match="not legal"):
         raw.step(2 + 1)  # past the sizes offered
-    wrapped = soko_v0.env(num_players=2)
+    wrapped = soko_v0.env(engine=engine, num_players=2)
     wrapped.reset(options={"deck": "Ah 2c Kd 3c", "button": 0})
     wrapped.step(0)  # PettingZoo logs "Illegal move made"
     # PettingZoo's TerminateIllegalWrapper: the hand ends, the offender gets -1.
@@ -134,10 +134,10 @@ def test_illegal_actions():
 
 # ---------------------------------------------------------------- observation pieces
 
-def test_soko_pieces_after_a_bring_in_and_a_completion():
+def test_soko_pieces_after_a_bring_in_and_a_completion(engine):
     # Three players, button 2: passes go seat 0, 1, 2. Seat 1 shows the 2c and brings in.
     hands = {0: "Ah 9d", 1: "Kc 2c", 2: "7s Js"}
-    env = soko_v0.env(num_players=3)
+    env = soko_v0.env(engine=engine, num_players=3)
     env.reset(options={"deck": deal(3, 2, hands), "button": 2})
     act(env, "player_1", 1)  # brings in for 2
     act(env, "player_2", 2)  # completes to 4
@@ -180,9 +180,9 @@ def test_soko_pieces_after_a_bring_in_and_a_completion():
     assert layout.size == 606
 
 
-def test_folded_and_all_in_seats():
+def test_folded_and_all_in_seats(engine):
     hands = {1: "Ah Kd", 0: "2c 3c"}
-    env = soko_v0.env(num_players=2, stacks=[3, 50])
+    env = soko_v0.env(engine=engine, num_players=2, stacks=[3, 50])
     env.reset(options={"deck": deal(2, 0, hands), "button": 0})
     # Seat 0 has 2 chips after the ante: posting the 2-chip bring-in puts it all-in.
     act(env, "player_0", 1)
@@ -197,13 +197,13 @@ def test_folded_and_all_in_seats():
     assert not p["to_act"].any()
 
 
-def test_wild_rank_changes_exactly_when_a_queen_is_followed():
+def test_wild_rank_changes_exactly_when_a_queen_is_followed(engine):
     # Button 0, two players: each pass goes seat 1, then seat 0.
     hands = {
         1: "As 2d 5h | 4c Qc | 6h Qh",
         0: "8c 9c Qd | Jh Jd | Td 4s",
     }
-    env = follow_the_bitch_v0.env(num_players=2, low_chicago=True)
+    env = follow_the_bitch_v0.env(engine=engine, num_players=2, low_chicago=True)
     env.reset(options={"deck": deal(2, 0, hands), "button": 0})
     game = env.unwrapped.game
     layout = env.unwrapped.layout
@@ -242,9 +242,9 @@ def test_wild_rank_changes_exactly_when_a_queen_is_followed():
     assert layout["wild_rank"].size == 14
 
 
-def test_queens_wild_marks_visible_queens():
+def test_queens_wild_marks_visible_queens(engine):
     hands = {1: "Qs 2d 5h", 0: "8c 9c Qd"}
-    env = follow_the_bitch_v0.env(num_players=2, queens_wild=True)
+    env = follow_the_bitch_v0.env(engine=engine, num_players=2, queens_wild=True)
     env.reset(options={"deck": deal(2, 0, hands), "button": 0})
     p1, p0 = pieces(env, "player_1"), pieces(env, "player_0")
     assert p1["queens_wild"][0] == 1
@@ -253,14 +253,14 @@ def test_queens_wild_marks_visible_queens():
     assert "chicago_hole" not in env.unwrapped.layout
 
 
-def test_no_observation_depends_on_another_seats_face_down_cards():
+def test_no_observation_depends_on_another_seats_face_down_cards(engine):
     # Two deals that differ only in seat 1's face-down cards; with the same actions, every
     # observation of seats 0 and 2 is identical until the hand is decided.
     base = {0: "2c 3d 4h | 5s 6c | 7d 8h", 1: "9s Tc Jd | Qh Kc | As 2d", 2: "3c 4d 5h | 6s 7c | 8d 9h"}
     swapped = {**base, 1: "Ad Kd Jd | Qh Kc | Ks 2d"}
     traces = []
     for hands in (base, swapped):
-        env = follow_the_bitch_v0.env(num_players=3, low_chicago=True)
+        env = follow_the_bitch_v0.env(engine=engine, num_players=3, low_chicago=True)
         env.reset(options={"deck": deal(3, 0, hands), "button": 0})
         trace = []
         script = iter([2, 1, 1, 1, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1])
@@ -274,9 +274,9 @@ def test_no_observation_depends_on_another_seats_face_down_cards():
     assert traces[0] == traces[1]
 
 
-def test_encoder_follows_a_new_game_and_replays():
+def test_encoder_follows_a_new_game_and_replays(engine):
     enc = ObservationEncoder("soko")
-    env = soko_v0.raw_env(num_players=4)
+    env = soko_v0.raw_env(engine=engine, num_players=4)
     env.reset(seed=3)
     first = env.observe(env.agent_selection)["observation"]
     again = ObservationEncoder("soko").encode(env.game, env.game.current_player)
@@ -285,8 +285,8 @@ def test_encoder_follows_a_new_game_and_replays():
         enc.encode(Game("follow_the_bitch", 2, seed=0), 0)
 
 
-def test_values_stay_in_the_box_with_deep_no_limit_all_ins():
-    env = soko_v0.raw_env(num_players=3, betting="no_limit", stacks=[5, 400, 3000])
+def test_values_stay_in_the_box_with_deep_no_limit_all_ins(engine):
+    env = soko_v0.raw_env(engine=engine, num_players=3, betting="no_limit", stacks=[5, 400, 3000])
     box = env.observation_space("player_0")["observation"]
     for hand in range(30):
         env.reset(seed=hand)
@@ -300,8 +300,8 @@ def test_values_stay_in_the_box_with_deep_no_limit_all_ins():
 
 # ---------------------------------------------------------------- seeding and replay
 
-def test_seed_replays_deck_and_button_and_options_override_them():
-    env = soko_v0.raw_env(num_players=5)
+def test_seed_replays_deck_and_button_and_options_override_them(engine):
+    env = soko_v0.raw_env(engine=engine, num_players=5)
     env.reset(seed=11)
     deck, button = env.game.deck, env.game.button
     env.reset()
@@ -316,28 +316,28 @@ def test_seed_replays_deck_and_button_and_options_override_them():
     env.reset(seed=0, options={"options": 1})  # unknown keys are ignored (as api_test requires)
 
 
-def test_the_env_is_the_engines_game():
-    env = follow_the_bitch_v0.env(num_players=4, rules="follow_the_bitch_low_chicago", bring_in=None)
+def test_the_env_is_the_engines_game(engine):
+    env = follow_the_bitch_v0.env(engine=engine, num_players=4, rules="follow_the_bitch_low_chicago", bring_in=None)
     env.reset(seed=2)
     game = env.unwrapped.game
     assert game.rules == RULES["follow_the_bitch_low_chicago"]
     assert game.num_players == 4 and game.current_player == int(env.agent_selection[-1])
 
 
-def test_keyword_errors_are_clear():
+def test_keyword_errors_are_clear(engine):
     with pytest.raises(ValueError, match="soko takes 2 to 8 players"):
-        soko_v0.env(num_players=9)
+        soko_v0.env(engine=engine, num_players=9)
     with pytest.raises(ValueError, match="belongs to another env"):
-        soko_v0.env(rules="follow_the_bitch")
+        soko_v0.env(engine=engine, rules="follow_the_bitch")
     with pytest.raises(ValueError, match="unknown rules field"):
-        follow_the_bitch_v0.env(wild_card="Q")
+        follow_the_bitch_v0.env(engine=engine, wild_card="Q")
     with pytest.raises(ValueError, match="betting must be .fixed_limit., .spread_limit., .pot_limit. or .no_limit."):
-        soko_v0.env(betting="table_stakes")
+        soko_v0.env(engine=engine, betting="table_stakes")
     with pytest.raises(ValueError, match="render_mode"):
-        soko_v0.env(render_mode="rgb_array")
+        soko_v0.env(engine=engine, render_mode="rgb_array")
     with pytest.raises(ValueError, match="reward must be"):
-        soko_v0.env(reward="dollars")
-    env = soko_v0.env(num_players=2, bring_in="highest", stacks=100)
+        soko_v0.env(engine=engine, reward="dollars")
+    env = soko_v0.env(engine=engine, num_players=2, bring_in="highest", stacks=100)
     env.reset(seed=0)
     assert env.unwrapped.game.rules.bring_in == "highest"
     assert env.unwrapped.game.starting_stacks == (100, 100)
@@ -345,9 +345,9 @@ def test_keyword_errors_are_clear():
 
 # ---------------------------------------------------------------- render
 
-def test_ansi_render_hides_face_down_cards_until_showdown():
+def test_ansi_render_hides_face_down_cards_until_showdown(engine):
     hands = {1: "Ah Kd | 9c | 9d | 2s", 0: "2c 3c | 4h | 5h | 7d"}
-    env = soko_v0.env(num_players=2, render_mode="ansi")
+    env = soko_v0.env(engine=engine, num_players=2, render_mode="ansi")
     env.reset(options={"deck": deal(2, 0, hands), "button": 0})
     text = env.render()
     for piece in ("player_0", "player_1", "799", "Kd", "3c", "Pot: 2", "to act: seat 0", "button",
@@ -360,17 +360,17 @@ def test_ansi_render_hides_face_down_cards_until_showdown():
     assert "Ah" in text and "2c" in text and "shows" in text and "hand over" in text
 
 
-def test_ansi_render_shows_the_wild_rank():
+def test_ansi_render_shows_the_wild_rank(engine):
     hands = {1: "As 2d Qh", 0: "8c 9c 7d"}
-    env = follow_the_bitch_v0.env(num_players=2, render_mode="ansi")
+    env = follow_the_bitch_v0.env(engine=engine, num_players=2, render_mode="ansi")
     env.reset(options={"deck": deal(2, 0, hands), "button": 0})
     text = env.render()
     assert "Wild: 7" in text and "7s are wild" in text
     assert "As" not in text
 
 
-def test_human_render_prints(capsys):
-    env = soko_v0.env(num_players=2, render_mode="human")
+def test_human_render_prints(capsys, engine):
+    env = soko_v0.env(engine=engine, num_players=2, render_mode="human")
     env.reset(seed=0)
     env.step(1)
     assert "soko, 2 players" in capsys.readouterr().out

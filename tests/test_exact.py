@@ -252,8 +252,10 @@ def test_best_response_agent_wins_its_value_in_a_match(tmp_path):
     _, best0 = best_response(tree, target, 0)
     _, best1 = best_response(tree, target, 1)
     path = save_table(tree, tmp_path / "br.npz", actions=merge_best(tree, best0, best1))
-    result = play_match(rules, [f"br:{path}", "random"], hands=6000, seed=3)
-    estimate = result.estimates[f"br:{path}"]
+    # A fixed display name: the deals are seeded by the agents' names, which must not carry
+    # the temporary path (else the 95% check below fails for 1 path in 20).
+    result = play_match(rules, [f"br:{path},name=br", "random"], hands=6000, seed=3)
+    estimate = result.estimates[f"br:{path},name=br"]
     expected = 100 * value / rules.big_bet
     assert estimate.low <= expected <= estimate.high, (expected, estimate)
 

@@ -35,9 +35,59 @@ from envs.engine.rules import (NO_LOW_CHICAGO, NO_WILD, Betting, Order, Rules, d
                                rules_evaluator, wild_ranks)
 
 
-_DECK_OBJECTS = np.array(DECK, dtype=object)  # shuffled by the generator, top first
+_DECK_OBJECTS = np.array(DECK, dtype=object)  # indexed by a deck order (card indices, top first)
 _new = tuple.__new__  # builds a log record from all its fields at once (the hot paths use it)
 _DEAL, _STREET = EventKind.DEAL, EventKind.STREET
+
+
+def starting_stacks(rules: Rules, num_players: int, stacks=None) -> tuple[int, ...]:
+    """Each seat's chips at the start of a hand: ``rules.stack`` each by default, else one
+    whole number >= 1 per seat (a ValueError says which is wrong)."""
+    if stacks is None:
+        return (rules.stack,) * num_players
+    stacks = tuple(stacks)
+    if len(stacks) != num_players:
+        raise ValueError(f"stacks gives {len(stacks)} stacks for {num_players} players")
+    for i, s in enumerate(stacks):
+        if type(s) is not int and not isinstance(s, np.integer) or s < 1:
+            raise ValueError(f"stack of seat {i} must be a whole number of chips >= 1, not {s!r}")
+    return tuple(int(s) for s in stacks)
+
+
+def check_button(button, num_players: int) -> None:
+    """A ValueError unless ``button`` is a seat (an int from 0 to ``num_players - 1``)."""
+    if type(button) is not int or not 0 <= button < num_players:
+        raise ValueError(f"button must be a seat from 0 to {num_players - 1}, not {button!r}")
+
+
+def deck_order(rules: Rules, deck=None, seed=None) -> np.ndarray:
+    """A hand's deck order as card indices (int64), top first: the cards of ``deck`` (text or a
+    sequence, see :func:`~envs.engine.cards.parse_cards`) first, then the rest of ``rules.deck``
+    shuffled by ``seed`` (an int, None or a ``numpy.random.Generator``; one ``permutation`` draw,
+    none when ``deck`` is the whole deck). The compiled core deals the same hand from it.
+    """
+    full = rules.deck
+    given = parse_cards(deck) if deck is not None else ()
+    if len(full) != 52:
+        outside = [str(c) for c in given if c.rank not in rules.deck_ranks]
+        if outside:
+            raise ValueError(f"card(s) {' '.join(outside)} are not in the {rules.name} deck "
+                             f"(ranks {rules.deck_ranks})")
+    if len(given) == len(full):
+        return np.array(given, dtype=np.int64)  # the whole order is given: nothing to shuffle
+    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+    if not given:
+        if len(full) == 52:
+            return rng.permutation(52)
+        return np.array(full, dtype=np.int64)[rng.permutation(len(full))]
+    taken = set(given)
+    rest = np.array([c for c in full if c not in taken], dtype=np.int64)
+    return np.concatenate([np.array(given, dtype=np.int64), rest[rng.permutation(len(rest))]])
+
+
+def build_deck(rules: Rules, deck=None, seed=None) -> list[Card]:
+    """:func:`deck_order` as cards (what :class:`Game` deals from)."""
+    return _DECK_OBJECTS[deck_order(rules, deck, seed)].tolist()
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,22 +131,12 @@ class Game:
             raise ValueError(f"{rules.name} takes {rules.min_players} to {rules.max_players} players, "
                              f"not {num_players!r}")
         n = self.num_players = num_players
-        if stacks is None:
-            stacks = (rules.stack,) * n
-        else:
-            stacks = tuple(stacks)
-            if len(stacks) != n:
-                raise ValueError(f"stacks gives {len(stacks)} stacks for {n} players")
-            for i, s in enumerate(stacks):
-                if type(s) is not int and not isinstance(s, np.integer) or s < 1:
-                    raise ValueError(f"stack of seat {i} must be a whole number of chips >= 1, not {s!r}")
-            stacks = tuple(int(s) for s in stacks)
-        if type(button) is not int or not 0 <= button < n:
-            raise ValueError(f"button must be a seat from 0 to {n - 1}, not {button!r}")
+        stacks = starting_stacks(rules, n, stacks)
+        check_button(button, n)
         self.button = button
         self._start_stacks = stacks
         self._stacks = list(stacks)
-        self._deck = self._build_deck(deck, seed)
+        self._deck = build_deck(rules, deck, seed)
         self._next_card = 0
         # Seats clockwise from the dealer's left: the order of dealing and of tie-breaks.
         self._order = deal_order(button, n)
@@ -482,25 +522,6 @@ class Game:
 
     # ----------------------------------------------------------------------------------------
     # Internals: flow of the hand
-
-    def _build_deck(self, deck, seed) -> list[Card]:
-        full = self.rules.deck
-        given = parse_cards(deck) if deck is not None else ()
-        if len(full) != 52:
-            outside = [str(c) for c in given if c.rank not in self.rules.deck_ranks]
-            if outside:
-                raise ValueError(f"card(s) {' '.join(outside)} are not in the {self.rules.name} deck "
-                                 f"(ranks {self.rules.deck_ranks})")
-        if len(given) == len(full):
-            return list(given)  # the whole order is given: nothing to shuffle
-        rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
-        if not given:
-            if len(full) == 52:
-                return rng.permutation(_DECK_OBJECTS).tolist()
-            return [full[i] for i in rng.permutation(len(full)).tolist()]
-        taken = set(given)
-        rest = [c for c in full if c not in taken]
-        return list(given) + [rest[i] for i in rng.permutation(len(rest)).tolist()]
 
     def _put_in(self, p: int, amount: int) -> int:
         amount = min(amount, self._stacks[p])
