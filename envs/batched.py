@@ -41,7 +41,7 @@ import numpy as np
 from envs.actions import num_actions
 from envs.engine.cards import RANKS
 from envs.engine.rules import Betting, BetSize, Order, Rules, get_rules
-from envs.observation import WIN_EXACT, WIN_SAMPLES, build_layout
+from envs.observation import WIN_EXACT, WIN_SAMPLES, build_layout, check_features
 
 from envs import _stud_core
 
@@ -51,9 +51,11 @@ _BRING_IN = {None: 0, Order.LOWEST: 1, Order.HIGHEST: 2}
 
 def core_supports(features=()) -> bool:
     """Whether the core writes observations with these optional pieces
-    (``envs.observation.FEATURES``). Not yet for any: an env asked for features runs on the
-    reference engine (the one switch point; flip it when the core learns them)."""
-    return not tuple(features)
+    (``envs.observation.FEATURES``): all of them (an unknown name is a ValueError). The envs
+    ask this before they play on the core (the one switch point, should a new piece come to
+    the reference first)."""
+    check_features(features)
+    return True
 
 
 def core_rules(rules: Rules | str) -> _stud_core.CoreRules:

@@ -44,9 +44,8 @@ and any field of the rules data as an override (``low_chicago=True``, ``betting=
 ``env.unwrapped.game`` is a ``Game`` rebuilt on first access in a hand by replaying the deal
 and the actions so far, then kept in step until the next ``reset()`` (so a ``Game`` held across
 steps stays current): reading it makes the rest of that hand play at the reference engine's
-speed. Read it, don't act on it. The core does not write the optional pieces yet: an env asked
-for ``observation_features`` plays on the reference engine (``env.unwrapped.engine`` then says
-``"reference"``; the switch is ``envs.batched.core_supports``).
+speed. Read it, don't act on it. The core writes the optional pieces (``observation_features``)
+too, with the same values (the switch is ``envs.batched.core_supports``).
 
 ``reset(seed=None, options=None)``: ``options`` may hold ``"deck"`` (cards top first, as the
 engine takes them: a full order replays a deal exactly, a partial one is dealt first),
@@ -468,7 +467,8 @@ class StudEnv(MirroredAECEnv, EzPickle):
 
     def _core_setup(self) -> None:
         from envs.batched import BatchedGame  # the compiled module loads only when used
-        self._batch = batch = BatchedGame(self.rules, self.num_players, 1, auto_reset=False, observations=True)
+        self._batch = batch = BatchedGame(self.rules, self.num_players, 1, auto_reset=False, observations=True,
+                                          observation_features=self.encoder.features)
         self._core = batch._core
         self._obs_row = batch.observations[0]
         self._mask_row = batch.action_mask[0]

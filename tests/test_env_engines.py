@@ -142,13 +142,18 @@ def test_illegal_ids_give_the_reference_reason_on_both_engines(engine):
     assert raw.agent_selection == "player_1" and raw.game.pot == 4
 
 
-def test_features_run_on_the_reference_engine_until_the_core_has_them():
+@pytest.mark.parametrize("module, extra", [(soko_v0, {"num_players": 3}),
+                                           (follow_the_bitch_v0, {"num_players": 3, "low_chicago": True})])
+def test_features_run_on_the_core_with_the_references_values(module, extra):
     from envs.batched import core_supports
+    from envs.observation import FEATURES
 
-    assert core_supports(()) and not core_supports(["hand_class"])
-    env = soko_v0.raw_env(observation_features=["hand_class"])
-    assert env.engine == "reference"
-    assert soko_v0.raw_env(observation_features=[]).engine == "core"
+    assert core_supports(()) and core_supports(list(FEATURES))
+    with pytest.raises(ValueError, match="unknown observation feature"):
+        core_supports(["hand_strength"])
+    kwargs = {**extra, "observation_features": list(FEATURES)}
+    assert module.raw_env(**kwargs).engine == "core"
+    assert play_both(module, kwargs, seed=8, hands=4) > 8
 
 
 def test_engine_keyword_is_checked():
