@@ -1593,6 +1593,13 @@ PYBIND11_MODULE(_stud_core, m) {
       v.folded[q] = folded[q];
       for (int j = 0; j < v.nup[q]; ++j) v.up[q][j] = card(up_cards[q][j]);
     }
+    // No seat may hold more cards than the rules have dealt by this street (the cards to come
+    // would overflow a hand).
+    int dealt = 0;
+    for (int t = 0; t <= street; ++t) dealt += (int)rules.streets[t].size();
+    for (int q = 0; q < n; ++q)
+      if (v.nup[q] + (q == seat ? v.nhole_mine : v.nhole[q]) > dealt)
+        throw std::invalid_argument("win_probability: a seat holds more cards than the rules deal by this street");
     double value = win_probability(v, samples, max_exact);
     if (value < 0) throw std::invalid_argument("win_probability: more unseen cards to deal than are left");
     return value;

@@ -125,7 +125,8 @@ def test_the_direct_binding_refuses_bad_input_with_a_reason():
     assert 0 < _stud_core.win_probability(rules, **args) < 1
     for bad, message in [(dict(hole=[4]), "distinct cards"), (dict(seat=2), "seat"),
                          (dict(street=9), "street"), (dict(folded=[False]), "one face-down count"),
-                         (dict(samples=0), "samples")]:
+                         (dict(samples=0), "samples"),
+                         (dict(up_cards=[[4, 12, 16], [8]]), "more cards than the rules deal")]:
         with pytest.raises(ValueError, match=message):
             _stud_core.win_probability(rules, **{**args, **bad})
 
