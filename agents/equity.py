@@ -12,6 +12,14 @@ the pot odds pay (``e >= to_call / (pot + to_call) + call_margin``), and folds o
 choices (a single legal id) skip the simulation. Outside fixed limit it bets the middle size on
 offer when ``e`` clears the bar by half the remaining margin, else the smallest.
 
+Its :meth:`EquityAgent.policy` is the distribution of that decision over the agent's own
+Monte-Carlo draw, for the local and exact best responses (``arena/lbr.py``, ``arena/exact.py``):
+each action gets the chance that the estimate from ``samples`` deals lands in its range, with
+the chances of a deal's pot shares measured over ``POLICY_DEALS`` deals, or exact where the
+unseen cards fall in no more ways (the last street heads-up); the distribution of the estimate
+is then exact for those chances. The chances are themselves estimated, so
+``randomises`` stays False: the luck correction never uses this policy.
+
 >>> from envs.engine.game import Game
 >>> g = Game("soko", 2, deck="As 2c Ah 3d Ad 4c", seed=1)  # seat 1: As Ah Ad, seat 0: 2c 3d 4c
 >>> g.check_or_call(); g.check_or_call()                   # bring-in, call: 3rd cards dealt
@@ -25,11 +33,15 @@ import numpy as np
 
 from agents.base import CHECK_CALL, FOLD, Agent, legal_ids
 from agents.heuristic import pick_bet
-from envs.engine.equity import equity, warm_up
+from envs.engine.equity import SHARE_UNITS, equity, share_units, warm_up
 from envs.engine.game import PlayerView
 from envs.engine.rules import Rules
 
-__all__ = ["equity", "EquityAgent", "warm_up"]
+__all__ = ["equity", "EquityAgent", "warm_up", "POLICY_DEALS"]
+
+POLICY_DEALS = 5000
+"""Deals over which :meth:`EquityAgent.policy` measures the chances of the pot shares (every
+deal, once each, when there are no more)."""
 
 
 class EquityAgent(Agent):
@@ -49,19 +61,77 @@ class EquityAgent(Agent):
     def warm_up(self, rules: Rules) -> None:
         warm_up(rules)
 
+    def _bars(self, view: PlayerView) -> tuple[float, float, float]:
+        """The equity needed to bet, to bet the larger size, and to call (when facing a bet)."""
+        n = sum(1 for f in view.folded if not f)
+        fair = 1.0 / n
+        raise_at = fair + self.raise_edge * (1.0 - fair)
+        price = view.to_call / (view.pot + view.to_call) if view.to_call else 0.0
+        return raise_at, raise_at + (1.0 - raise_at) / 2, price + self.call_margin
+
     def act(self, view: PlayerView, action_mask: np.ndarray) -> int:
         legal = legal_ids(action_mask)
         if len(legal) == 1:
             return int(legal[0])
         e = self.last_equity = equity(view, self.samples, self.rng)
-        n = sum(1 for f in view.folded if not f)
-        fair = 1.0 / n
-        raise_at = fair + self.raise_edge * (1.0 - fair)
+        raise_at, large_at, call_at = self._bars(view)
         if e >= raise_at:
-            bet = pick_bet(action_mask, large=e >= raise_at + (1.0 - raise_at) / 2)
+            bet = pick_bet(action_mask, large=e >= large_at)
             if bet is not None:
                 return bet
         if view.to_call == 0 or not action_mask[FOLD]:
             return CHECK_CALL
-        price = view.to_call / (view.pot + view.to_call)
-        return CHECK_CALL if e >= price + self.call_margin else FOLD
+        return CHECK_CALL if e >= call_at else FOLD
+
+    def policy(self, view: PlayerView, action_mask: np.ndarray) -> np.ndarray:
+        """The chance of each action id: :meth:`act`'s rule applied to the distribution of its
+        estimate (see the module docstring)."""
+        probs = np.zeros(len(action_mask))
+        legal = legal_ids(action_mask)
+        if len(legal) == 1:
+            probs[legal[0]] = 1.0
+            return probs
+        at_least = self._estimate_at_least(view)
+        raise_at, large_at, call_at = self._bars(view)
+        small, large = pick_bet(action_mask), pick_bet(action_mask, large=True)
+        bet = 0.0
+        if small is not None:
+            bet = at_least(raise_at)
+            above_large = min(bet, at_least(large_at))
+            probs[large] += above_large
+            probs[small] += bet - above_large
+        rest = 1.0 - bet
+        if view.to_call == 0 or not action_mask[FOLD]:
+            probs[CHECK_CALL] += rest
+        else:
+            # Calls when call_at <= estimate (below raise_at when a bet was on offer).
+            call = at_least(call_at) if small is None else max(0.0, at_least(call_at) - bet)
+            call = min(call, rest)
+            probs[CHECK_CALL] += call
+            probs[FOLD] += rest - call
+        return probs
+
+    def _estimate_at_least(self, view: PlayerView):
+        """``bar -> P(act's estimate >= bar)``. The estimate is the mean share of ``samples``
+        deals; a deal's share takes a few values (in whole :data:`SHARE_UNITS`), whose chances
+        are measured over ``POLICY_DEALS`` deals, and the sum of ``samples`` such draws has the
+        distribution of their ``samples``-fold convolution, computed exactly on the grid of the
+        values' greatest common divisor. The estimate of each sum is the float ``act`` gets."""
+        units = share_units(view, max(POLICY_DEALS, self.samples), self.rng, max_exact=POLICY_DEALS)
+        values, counts = np.unique(units, return_counts=True)
+        step = int(np.gcd.reduce(values)) or 1
+        kernel = np.zeros(int(values.max()) // step + 1)
+        kernel[values // step] = counts / len(units)
+        total, power, n = np.ones(1), kernel, self.samples   # kernel ** samples by squaring
+        while n:
+            if n & 1:
+                total = np.convolve(total, power)
+            n >>= 1
+            if n:
+                power = np.convolve(power, power)
+        estimates = (np.arange(len(total)) * step) / (SHARE_UNITS * self.samples)
+
+        def at_least(bar: float) -> float:
+            return float(min(1.0, total[estimates >= bar].sum()))
+
+        return at_least

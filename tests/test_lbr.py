@@ -109,7 +109,14 @@ def test_lbr_refuses_games_it_cannot_play():
     with pytest.raises(ValueError, match="wild cards"):
         LBRAgent("call").act(g.view(g.current_player), action_mask(g))
     g = Game("soko", 2, seed=0)
-    lbr = LBRAgent("equity:samples=20")
+
+    class Secretive(Agent):
+        name = "secretive"
+
+        def act(self, view, action_mask):
+            return 1
+
+    lbr = LBRAgent(Secretive())
     with pytest.raises(ValueError, match="does not give its action probabilities"):
         while g.current_player is not None:
             apply_action(g, choose_action(lbr if g.current_player == 1 else lbr.target, g, action_mask(g)))
@@ -237,3 +244,20 @@ def test_the_batched_target_policy_with_features_is_the_card_by_card_one(activat
             assert np.allclose(got, expected, atol=1e-6), (seed, g.street)
             assert (got.std(axis=0) > 0).any()  # the cards make a difference
             apply_action(g, int(rng.choice(np.flatnonzero(action_mask(g)))))
+
+
+def test_lbr_reads_the_equity_agents_policy_card_by_card():
+    # Last street, seat 0 to act with Kh 9h 5c 3s up against Ks Qc 8d 2c: holding 9d (a pair)
+    # the equity agent bets, holding 4d (king high, behind) it checks; LBR's range update
+    # sees exactly that through equity's policy.
+    from arena.lbr import _TargetPolicy
+    from envs.engine.cards import parse_cards
+
+    g = Game("soko", 2, deck="7d Ad Ks Kh Qc 9h 8d 5c 2c 3s", button=0, seed=0)
+    while g.street < 3:
+        g.check_or_call()
+    assert g.current_player == 0 and g.to_call == 0
+    candidates = np.array([int(c) for c in parse_cards("9d 4d")])
+    probs = _TargetPolicy(make_agent("equity"), g.rules)(g, 0, candidates)
+    assert probs.shape == (2, 3) and np.allclose(probs.sum(axis=1), 1.0)
+    assert probs[0, 2] > 0.95 and probs[1, 1] > 0.95

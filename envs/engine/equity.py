@@ -42,7 +42,7 @@ from envs.engine.hands import evaluate, evaluate_batch
 from envs.engine.rules import (NO_LOW_CHICAGO, NO_WILD, QUEEN, Rules, deal_order, deal_sequence, deck_mask,
                                hand_options, low_chicago_key, next_wild_rank, wild_ranks)
 
-__all__ = ["equity", "win_probability", "visible_seed", "sample_deals", "warm_up", "BUILD_AFTER",
+__all__ = ["equity", "share_units", "win_probability", "visible_seed", "sample_deals", "warm_up", "BUILD_AFTER",
            "SHARE_UNITS"]
 
 _CARDS = tuple(Card(i) for i in range(52))
@@ -203,11 +203,31 @@ def equity(view: PlayerView, samples: int, rng: np.random.Generator) -> float:
     >>> equity(g.view(1), 2000, np.random.default_rng(0)) > 0.85  # three aces against a draw
     True
     """
+    return _mean_share(share_units(view, samples, rng))
+
+
+def share_units(view: PlayerView, samples: int, rng: np.random.Generator, *, max_exact: int = 0) -> np.ndarray:
+    """The seat's share of the pot in each of ``samples`` random deals of the unseen cards, in
+    :data:`SHARE_UNITS` (int64; :func:`equity` is their mean over ``SHARE_UNITS``; the equity
+    agent's ``policy`` uses their spread), or in every deal, once each, when the unseen cards
+    fall in at most ``max_exact`` ways. The last seat in gets the whole pot without a draw."""
     if sum(1 for f in view.folded if not f) == 1:
-        return 1.0
+        return np.full(samples, SHARE_UNITS, dtype=np.int64)
     spot = _spot(view)
-    drawn = _draw(spot.pool, spot.need, samples, rng)  # (samples, need)
-    return _mean_share(_share_units(view, spot, drawn))
+    drawn = _every_deal(spot, max_exact)
+    if drawn is None:
+        drawn = _draw(spot.pool, spot.need, samples, rng)  # (samples, need)
+    return _share_units(view, spot, drawn)
+
+
+def _every_deal(spot: _Spot, max_exact: int) -> np.ndarray | None:
+    """Every ordered deal of the unseen cards (one row each), or None past ``max_exact`` ways."""
+    need = spot.need
+    if math.perm(len(spot.pool), need) > max_exact:
+        return None
+    if not need:
+        return np.empty((1, 0), dtype=np.int64)
+    return np.array(list(itertools.permutations(spot.pool.tolist(), need)), dtype=np.int64)
 
 
 def visible_seed(view: PlayerView) -> list[int]:
@@ -249,13 +269,9 @@ def win_probability(view: PlayerView, *, samples: int = 64, max_exact: int = 200
     if sum(1 for f in view.folded if not f) == 1:
         return 1.0
     spot = _spot(view)
-    need = spot.need
-    ways = math.perm(len(spot.pool), need)
-    if ways <= max_exact:
-        drawn = (np.array(list(itertools.permutations(spot.pool.tolist(), need)), dtype=np.int64)
-                 if need else np.empty((1, 0), dtype=np.int64))
-    else:
-        drawn = sample_deals(spot.pool, need, samples, visible_seed(view))
+    drawn = _every_deal(spot, max_exact)
+    if drawn is None:
+        drawn = sample_deals(spot.pool, spot.need, samples, visible_seed(view))
     return _mean_share(_share_units(view, spot, drawn))
 
 
