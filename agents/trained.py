@@ -61,7 +61,8 @@ class NumpyActor:
     def __init__(self, layers: list[tuple[np.ndarray, np.ndarray, str | None]]) -> None:
         self.layers = layers   # (weight, bias, activation name after the layer or None)
         self.obs_size = int(layers[0][0].shape[1])
-        self._transposed: list[np.ndarray] | None = None
+        # Contiguous transposed weights for the batched passes (see logits_with_ones).
+        self._transposed = [np.ascontiguousarray(w.T) for w, _, _ in layers]
 
     def logits(self, observation: np.ndarray) -> np.ndarray:
         x = np.asarray(observation, dtype=np.float32).reshape(-1)
@@ -74,14 +75,8 @@ class NumpyActor:
     def logits_batch(self, observations: np.ndarray) -> np.ndarray:
         """(N, actions): the logits of N observations (rows) in one pass, multiplying by the
         contiguous transposed weights (see :meth:`logits_with_ones`)."""
-        if self._transposed is None:
-            self._transposed = [np.ascontiguousarray(w.T) for w, _, _ in self.layers]
         x = np.asarray(observations, dtype=np.float32)
-        for (_, b, activation), wT in zip(self.layers, self._transposed):
-            x = x @ wT + b
-            if activation is not None:
-                x = _ACTIVATIONS[activation](x)
-        return x
+        return self._after_first(x @ self._transposed[0] + self.layers[0][1])
 
     def logits_with_ones(self, observation: np.ndarray, columns: np.ndarray) -> np.ndarray:
         """(len(columns), actions): the logits of ``observation`` with a 1 written at each of
@@ -90,8 +85,6 @@ class NumpyActor:
         matrix-vector product plus one weight column per row; the later layers multiply by
         contiguous transposed weights (OpenBLAS runs ``x @ w.T`` on many threads, which on a
         busy machine is a hundred times slower)."""
-        if self._transposed is None:
-            self._transposed = [np.ascontiguousarray(w.T) for w, _, _ in self.layers]
         w, b, _ = self.layers[0]
         return self._after_first((w @ np.asarray(observation, dtype=np.float32) + b)[None, :]
                                  + self._transposed[0][columns])
@@ -100,8 +93,6 @@ class NumpyActor:
         """(len(values), actions): the logits of ``observation`` with row ``i`` of ``values``
         written at ``columns`` (each 0 in ``observation``): a spot with each of several cards
         where more than the card's one-hot depends on it (hand-strength features)."""
-        if self._transposed is None:
-            self._transposed = [np.ascontiguousarray(w.T) for w, _, _ in self.layers]
         w, b, _ = self.layers[0]
         return self._after_first((w @ np.asarray(observation, dtype=np.float32) + b)[None, :]
                                  + np.asarray(values, dtype=np.float32) @ self._transposed[0][columns])
