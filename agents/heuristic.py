@@ -21,7 +21,8 @@ of tag's cards, the tier drops by one. With Low Chicago, holding the ace of spad
 (the lowest spade: half of every pot it contests) is worth at least *call*, and one tier more.
 Tier 3 bets or raises (the smallest size on offer, the middle one outside fixed limit), tier 2
 checks or calls, tier 1 checks when free and folds otherwise. When the bring-in is due it
-completes with tier 3 and posts the bring-in otherwise.
+completes with tier 3 and posts the bring-in otherwise. Its options ``raise_shift`` and
+``call_shift`` move the bars up (tighter) or down (looser) by ranks, for variants of tag.
 
 The Monte-Carlo **equity** agent lives in :mod:`agents.equity`.
 """
@@ -146,6 +147,13 @@ class _Bar:
         top = (int(value) >> 16) & 15  # first tie-break rank + 1
         return top - 1 >= self.top_rank
 
+    def shifted(self, ranks: int) -> "_Bar":
+        """The bar ``ranks`` top ranks higher (negative: lower), carrying into the next category
+        up (or down) past an ace (a deuce); clamped to the weakest and strongest bars."""
+        top = max(Category) * 13 + 12
+        index = min(top, max(0, int(self.category) * 13 + self.top_rank + ranks))
+        return _Bar(Category(index // 13), index % 13)
+
 
 _R = {r: i for i, r in enumerate("23456789TJQKA")}
 
@@ -167,17 +175,33 @@ TAG_THRESHOLDS: dict[str, dict[int, tuple[_Bar, _Bar]]] = {
 }
 
 
-def _thresholds(rules: Rules, known: int) -> tuple[_Bar, _Bar]:
+def _thresholds(rules: Rules, known: int, raise_shift: int = 0, call_shift: int = 0) -> tuple[_Bar, _Bar]:
     table = TAG_THRESHOLDS["wild" if rules.follow_the_queen else "soko"]
-    if known in table:
-        return table[known]
-    # Another deal schedule: use the nearest row at or below this many cards.
-    below = [k for k in table if k <= known]
-    return table[max(below) if below else min(table)]
+    if known not in table:
+        # Another deal schedule: use the nearest row at or below this many cards.
+        below = [k for k in table if k <= known]
+        known = max(below) if below else min(table)
+    raise_bar, call_bar = table[known]
+    return raise_bar.shifted(raise_shift), call_bar.shifted(call_shift)
 
 
 class TagAgent(Agent):
-    """Tight-aggressive rules on made-hand strength and draws (see the module docstring)."""
+    """Tight-aggressive rules on made-hand strength and draws (see the module docstring).
+
+    ``raise_shift`` and ``call_shift`` move the raise and call bars of :data:`TAG_THRESHOLDS` by
+    that many ranks, carrying across categories (``tag:raise_shift=2``: a pair of sevens that
+    raised now needs nines; negative values loosen), so variants of the same rules can be played
+    against (``tag:raise_shift=-3,call_shift=-2`` is looser and more aggressive).
+
+    >>> from envs.engine.rules import get_rules
+    >>> _thresholds(get_rules("soko"), 2, raise_shift=9)[0]   # a pair of 7s, 9 ranks up: past the aces
+    _Bar(category=<Category.FOUR_STRAIGHT: 2>, top_rank=1)
+    """
+
+    def __init__(self, *, raise_shift: int = 0, call_shift: int = 0) -> None:
+        super().__init__()
+        self.raise_shift = raise_shift
+        self.call_shift = call_shift
 
     def tier(self, view: PlayerView) -> int:
         """3 raise, 2 call, 1 give up (check if free, else fold)."""
@@ -185,7 +209,7 @@ class TagAgent(Agent):
         wild = view.wild_ranks
         mine = tuple(view.hole_cards) + tuple(view.up_cards[view.seat])
         value = hand_value(mine, rules, wild)
-        raise_bar, call_bar = _thresholds(rules, len(mine))
+        raise_bar, call_bar = _thresholds(rules, len(mine), self.raise_shift, self.call_shift)
         tier = 3 if raise_bar.met_by(value) else 2 if call_bar.met_by(value) else 1
         to_come = rules.cards_per_player - len(mine)
         if to_come and tier < 2:
@@ -237,14 +261,14 @@ class BatchedTag:
     (4,)
     """
 
-    def __init__(self, rules: Rules | str) -> None:
+    def __init__(self, rules: Rules | str, *, raise_shift: int = 0, call_shift: int = 0) -> None:
         from envs import _stud_core
         from envs.engine.rules import get_rules
 
         self.rules = rules = get_rules(rules)
         bars = []
         for known in range(8):  # the core ranks at most seven cards
-            raise_bar, call_bar = _thresholds(rules, known)
+            raise_bar, call_bar = _thresholds(rules, known, raise_shift, call_shift)
             bars.append([int(raise_bar.category), raise_bar.top_rank, int(call_bar.category), call_bar.top_rank])
         self._core = _stud_core.TagPolicy(
             bars, draw_length=4 if rules.canadian_hands else 5,

@@ -205,7 +205,9 @@ def test_specs_make_the_named_agents():
     ("equity:sample=5", ["unknown option 'sample'", "samples (int, default 300)"]),
     ("equity:samples=many", ["samples='many'", "whole number"]),
     ("equity:samples=0", ["samples must be at least 1"]),
-    ("tag:aggressive=1", ["unknown option 'aggressive' for agent 'tag'", "valid options: none"]),
+    ("tag:aggressive=1", ["unknown option 'aggressive' for agent 'tag'", "raise_shift (int, default 0)"]),
+    ("call:aggressive=1", ["unknown option 'aggressive' for agent 'call'", "valid options: none"]),
+    ("tag:raise_shift=1.5", ["raise_shift='1.5'", "whole number"]),
     ("ppo", ["needs path", "ppo:PATH"]),
     ("ppo:x.zip,greedy=1", ["unknown option 'greedy'", "deterministic (bool, default True)"]),
     ("", ["non-empty"]),
@@ -347,11 +349,35 @@ def test_equity_agrees_with_the_engines_showdowns(rules, n, street, want):
 # Tag on scripted hands
 
 
-def _tag_action(rules, n, hands, script=()):
+def _tag_action(rules, n, hands, script=(), **options):
     game = Game(rules, n, deck=deal(n, 0, hands), seed=0)
     for token in script:
         apply_action(game, token)
-    return choose_action(TagAgent(), game)
+    return choose_action(TagAgent(**options), game)
+
+
+def test_tag_thresholds_move_with_its_shift_options():
+    # Seat 0 shows the 2c and brings in; seat 1 is to act with two cards.
+    sevens = {1: "7s 7h", 0: "8d 2c"}
+    assert _tag_action("soko", 2, sevens, [1]) == 2                     # a pair of 7s completes
+    assert _tag_action("soko", 2, sevens, [1], raise_shift=1) == 1      # needs 8s now: calls
+    assert _tag_action("soko", 2, {1: "8s 8h", 0: "9d 2c"}, [1], raise_shift=1) == 2
+    jack = {1: "Jh 3d", 0: "8d 2c"}
+    assert _tag_action("soko", 2, jack, [1]) == 1                       # jack high calls
+    assert _tag_action("soko", 2, jack, [1], call_shift=1) == 0         # needs a queen: folds
+    assert _tag_action("soko", 2, {1: "Th 3d", 0: "8d 2c"}, [1], call_shift=-1) == 1
+    assert _tag_action("soko", 2, {1: "Th 3d", 0: "8d 2c"}, [1]) == 0
+
+
+def test_tag_bars_carry_across_categories_and_clamp():
+    from agents.heuristic import _Bar
+    from envs.engine.hands import Category
+
+    pair_of_sevens = _Bar(Category.ONE_PAIR, 5)
+    assert pair_of_sevens.shifted(8) == _Bar(Category.FOUR_STRAIGHT, 0)
+    assert pair_of_sevens.shifted(-6) == _Bar(Category.HIGH_CARD, 12)
+    assert pair_of_sevens.shifted(-100) == _Bar(Category.HIGH_CARD, 0)
+    assert pair_of_sevens.shifted(1000) == _Bar(max(Category), 12)
 
 
 def test_tag_completes_with_a_pair_of_aces_and_folds_trash_to_a_completion():

@@ -66,6 +66,22 @@ def test_core_tag_is_the_reference_tag_agent(rules, players):
     assert states > 1000
 
 
+@pytest.mark.parametrize("name,shifts", [("soko", (2, -3)), ("soko", (-3, 2)), ("follow_the_bitch", (4, 3))])
+def test_core_tag_takes_the_shift_options(name, shifts):
+    options = dict(raise_shift=shifts[0], call_shift=shifts[1])
+    tag, batched, default = TagAgent(**options), BatchedTag(name, **options), TagAgent()
+    states = differ = 0
+    for games, core, live, _ in _lockstep(RULES[name], 2, 200, seed=5):
+        got = batched.act(core, live)
+        for k, i in enumerate(live):
+            g = games[i]
+            view, mask = g.view(g.current_player), action_mask(g)
+            assert got[k] == tag.act(view, mask), f"{name} hand {i}\n{g.history()}"
+            differ += tag.act(view, mask) != default.act(view, mask)
+        states += len(live)
+    assert states > 500 and differ > 20   # the shifted bars do change decisions
+
+
 @pytest.mark.parametrize("name", list(RULES))
 def test_action_kinds_name_what_the_reference_logs(name):
     rules = RULES[name]

@@ -133,7 +133,7 @@ class BatchedVecEnv(VecEnv):
         self._seed = seed
         self._rng = np.random.default_rng(seed)
         self._actions: np.ndarray | None = None
-        self._tag = BatchedTag(rules)
+        self._tags: dict[tuple[int, int], BatchedTag] = {}   # per (raise_shift, call_shift)
         self.set_opponents(["random"] if opponents is None else opponents, opponent_weights)
 
     # ------------------------------------------------------------------------------------
@@ -195,7 +195,10 @@ class BatchedVecEnv(VecEnv):
                 can = masks[:, FIRST_BET] != 0 if masks.shape[1] > FIRST_BET else np.zeros(len(rows), bool)
                 out[pick] = np.where(can, FIRST_BET, CHECK_CALL)
             elif type(opponent) is TagAgent:
-                out[pick] = self._tag.act(g, rows)
+                shifts = (opponent.raise_shift, opponent.call_shift)
+                if shifts not in self._tags:
+                    self._tags[shifts] = BatchedTag(self.rules, raise_shift=shifts[0], call_shift=shifts[1])
+                out[pick] = self._tags[shifts].act(g, rows)
             else:  # PPOAgent: one forward pass over its slots, on the core's observation of that seat
                 uniforms = None if opponent.deterministic else self._rng.random(len(rows))
                 out[pick] = opponent.choose_batch(g.observations[rows], masks, uniforms)
