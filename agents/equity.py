@@ -17,8 +17,11 @@ Monte-Carlo draw, for the local and exact best responses (``arena/lbr.py``, ``ar
 each action gets the chance that the estimate from ``samples`` deals lands in its range, with
 the chances of a deal's pot shares measured over ``POLICY_DEALS`` deals, or exact where the
 unseen cards fall in no more ways (the last street heads-up); the distribution of the estimate
-is then exact for those chances. The chances are themselves estimated, so
-``randomises`` stays False: the luck correction never uses this policy.
+is then exact for those chances. The rule on the chances of reaching its bars is
+:func:`decision_chances`, for one view or for arrays of card situations (the exact solver asks
+once per seat, round, public cards and face-down card, not per information set). The chances
+are themselves estimated, so ``randomises`` stays False: the luck correction never uses this
+policy.
 
 >>> from envs.engine.game import Game
 >>> g = Game("soko", 2, deck="As 2c Ah 3d Ad 4c", seed=1)  # seat 1: As Ah Ad, seat 0: 2c 3d 4c

@@ -400,7 +400,8 @@ def agent_strategy(tree: Tree, agent, seat: int | None = None) -> list[np.ndarra
     """The agent's action probabilities at every node where ``seat`` acts (both seats when
     None), as ``tree``'s strategy arrays; other entries are uniform. Uses a batched forward pass
     for ``ppo`` agents with a NumPy actor, the table itself for ``cfr``/``br`` agents on this
-    tree, else ``agent.policy(view, mask)`` for every information set (slow but general)."""
+    tree, ``equity``'s estimate once per card situation (:func:`_equity_strategy`), else
+    ``agent.policy(view, mask)`` for every information set (slow but general)."""
     from agents.table import TableAgent
     from agents.trained import NumpyActor
 
@@ -568,8 +569,8 @@ def _equity_strategy(tree: Tree, agent, strategy, seats) -> None:
                     view = games[i, kind].view(s)
                     bars = agent._bars(view)
                     # P(estimate >= bar) per distinct distribution, then per (public, hole).
-                    reach = np.array([[at_least(bar) for bar in bars] for at_least in estimates])
-                    chances = reach[which[sel]]                          # (m, C, 3)
+                    at_bars = np.array([[at_least(bar) for bar in bars] for at_least in estimates])
+                    chances = at_bars[which[sel]]                        # (m, C, 3)
                     valid = which[sel] >= 0
                     probs = decision_chances(mask, to_call=view.to_call, at_raise=chances[..., 0],
                                              at_large=chances[..., 1], at_call=chances[..., 2])
