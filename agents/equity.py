@@ -17,8 +17,11 @@ Monte-Carlo draw, for the local and exact best responses (``arena/lbr.py``, ``ar
 each action gets the chance that the estimate from ``samples`` deals lands in its range, with
 the chances of a deal's pot shares measured over ``POLICY_DEALS`` deals, or exact where the
 unseen cards fall in no more ways (the last street heads-up); the distribution of the estimate
-is then exact for those chances. The chances are themselves estimated, so
-``randomises`` stays False: the luck correction never uses this policy.
+is then exact for those chances. The rule on the chances of reaching its bars is
+:func:`decision_chances`, for one view or for arrays of card situations (the exact solver asks
+once per seat, round, public cards and face-down card, not per information set). The chances
+are themselves estimated, so ``randomises`` stays False: the luck correction never uses this
+policy.
 
 >>> from envs.engine.game import Game
 >>> g = Game("soko", 2, deck="As 2c Ah 3d Ad 4c", seed=1)  # seat 1: As Ah Ad, seat 0: 2c 3d 4c
@@ -29,6 +32,8 @@ True
 
 from __future__ import annotations
 
+from typing import Callable
+
 import numpy as np
 
 from agents.base import CHECK_CALL, FOLD, Agent, legal_ids
@@ -37,7 +42,7 @@ from envs.engine.equity import SHARE_UNITS, equity, share_units, warm_up
 from envs.engine.game import PlayerView
 from envs.engine.rules import Rules
 
-__all__ = ["equity", "EquityAgent", "warm_up", "POLICY_DEALS"]
+__all__ = ["equity", "EquityAgent", "decision_chances", "warm_up", "POLICY_DEALS"]
 
 POLICY_DEALS = 5000
 """Deals over which :meth:`EquityAgent.policy` measures the chances of the pot shares (every
@@ -86,38 +91,33 @@ class EquityAgent(Agent):
     def policy(self, view: PlayerView, action_mask: np.ndarray) -> np.ndarray:
         """The chance of each action id: :meth:`act`'s rule applied to the distribution of its
         estimate (see the module docstring)."""
-        probs = np.zeros(len(action_mask))
         legal = legal_ids(action_mask)
         if len(legal) == 1:
+            probs = np.zeros(len(action_mask))
             probs[legal[0]] = 1.0
             return probs
         at_least = self._estimate_at_least(view)
         raise_at, large_at, call_at = self._bars(view)
-        small, large = pick_bet(action_mask), pick_bet(action_mask, large=True)
-        bet = 0.0
-        if small is not None:
-            bet = at_least(raise_at)
-            above_large = min(bet, at_least(large_at))
-            probs[large] += above_large
-            probs[small] += bet - above_large
-        rest = 1.0 - bet
-        if view.to_call == 0 or not action_mask[FOLD]:
-            probs[CHECK_CALL] += rest
-        else:
-            # Calls when call_at <= estimate (below raise_at when a bet was on offer).
-            call = at_least(call_at) if small is None else max(0.0, at_least(call_at) - bet)
-            call = min(call, rest)
-            probs[CHECK_CALL] += call
-            probs[FOLD] += rest - call
-        return probs
+        return decision_chances(action_mask, to_call=view.to_call, at_raise=at_least(raise_at),
+                                at_large=at_least(large_at), at_call=at_least(call_at))
 
-    def _estimate_at_least(self, view: PlayerView):
-        """``bar -> P(act's estimate >= bar)``. The estimate is the mean share of ``samples``
-        deals; a deal's share takes a few values (in whole :data:`SHARE_UNITS`), whose chances
-        are measured over ``POLICY_DEALS`` deals, and the sum of ``samples`` such draws has the
-        distribution of their ``samples``-fold convolution, computed exactly on the grid of the
-        values' greatest common divisor. The estimate of each sum is the float ``act`` gets."""
-        units = share_units(view, max(POLICY_DEALS, self.samples), self.rng, max_exact=POLICY_DEALS)
+    def _estimate_at_least(self, view: PlayerView) -> Callable[[float], float]:
+        """``bar -> P(act's estimate >= bar)`` at ``view``: :meth:`_estimate_at_least_of` the
+        pot shares of ``POLICY_DEALS`` deals (every deal, once each, when there are no more)."""
+        return self._estimate_at_least_of(self._deal_shares(view))
+
+    def _deal_shares(self, view: PlayerView) -> np.ndarray:
+        """The seat's pot share (in :data:`SHARE_UNITS`) in each of ``POLICY_DEALS`` random deals
+        of the cards it cannot see, or in every deal, once each, when there are no more."""
+        return share_units(view, max(POLICY_DEALS, self.samples), self.rng, max_exact=POLICY_DEALS)
+
+    def _estimate_at_least_of(self, units: np.ndarray) -> Callable[[float], float]:
+        """``bar -> P(act's estimate >= bar)`` when a deal's share (in whole
+        :data:`SHARE_UNITS`) has the distribution of ``units``. The estimate is the mean share
+        of ``samples`` deals; a deal's share takes a few values, and the sum of ``samples``
+        such draws has the distribution of their ``samples``-fold convolution, computed exactly
+        on the grid of the values' greatest common divisor. The estimate of each sum is the
+        float ``act`` gets. It depends on ``units`` only through its values and their counts."""
         values, counts = np.unique(units, return_counts=True)
         step = int(np.gcd.reduce(values)) or 1
         kernel = np.zeros(int(values.max()) // step + 1)
@@ -135,3 +135,34 @@ class EquityAgent(Agent):
             return float(min(1.0, total[estimates >= bar].sum()))
 
         return at_least
+
+
+def decision_chances(action_mask: np.ndarray, *, to_call: int, at_raise, at_large, at_call) -> np.ndarray:
+    """The equity agent's decision rule on the chances that its estimate reaches its bars:
+    ``at_raise``, ``at_large`` and ``at_call`` are P(estimate >= bar) for the bars of
+    :meth:`EquityAgent._bars` (to bet, to bet the larger size, to call), either floats (one
+    view: :meth:`EquityAgent.policy`) or arrays of one shape (many card situations sharing the
+    mask and ``to_call``: ``arena/exact.py``). Returns the chance of each action id, shape
+    ``(len(action_mask), *shape)``. Bets with the chance of reaching the bet bar (the larger
+    size above its own bar), else checks when free, else calls when the estimate reaches the
+    call bar and folds otherwise."""
+    at_raise, at_large, at_call = np.broadcast_arrays(*(np.asarray(x, dtype=np.float64)
+                                                        for x in (at_raise, at_large, at_call)))
+    probs = np.zeros((len(action_mask),) + at_raise.shape)
+    small, large = pick_bet(action_mask), pick_bet(action_mask, large=True)
+    bet = np.zeros(at_raise.shape)
+    if small is not None:
+        bet = at_raise
+        above_large = np.minimum(bet, at_large)
+        probs[large] += above_large
+        probs[small] += bet - above_large
+    rest = 1.0 - bet
+    if to_call == 0 or not action_mask[FOLD]:
+        probs[CHECK_CALL] += rest
+    else:
+        # Calls when call_at <= estimate (below raise_at when a bet was on offer).
+        call = at_call if small is None else np.maximum(0.0, at_call - bet)
+        call = np.minimum(call, rest)
+        probs[CHECK_CALL] += call
+        probs[FOLD] += rest - call
+    return probs

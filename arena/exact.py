@@ -27,7 +27,9 @@ likely, and values are sums over them divided by their number.
 from __future__ import annotations
 
 import json
+import math
 import time
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -398,7 +400,8 @@ def agent_strategy(tree: Tree, agent, seat: int | None = None) -> list[np.ndarra
     """The agent's action probabilities at every node where ``seat`` acts (both seats when
     None), as ``tree``'s strategy arrays; other entries are uniform. Uses a batched forward pass
     for ``ppo`` agents with a NumPy actor, the table itself for ``cfr``/``br`` agents on this
-    tree, else ``agent.policy(view, mask)`` for every information set (slow but general)."""
+    tree, ``equity``'s estimate once per card situation (:func:`_equity_strategy`), else
+    ``agent.policy(view, mask)`` for every information set (slow but general)."""
     from agents.table import TableAgent
     from agents.trained import NumpyActor
 
@@ -414,6 +417,9 @@ def agent_strategy(tree: Tree, agent, seat: int | None = None) -> list[np.ndarra
     # The batched pass holds only where the observation is linear in the cards (no features).
     if kind == "PPOAgent" and isinstance(agent.actor, NumpyActor) and not agent.features:
         _ppo_strategy(tree, agent, strategy, seats)
+        return strategy
+    if kind == "EquityAgent":
+        _equity_strategy(tree, agent, strategy, seats)
         return strategy
     _view_strategy(tree, agent, strategy, seats)
     return strategy
@@ -481,7 +487,7 @@ def _ppo_strategy(tree: Tree, agent, strategy, seats) -> None:
     for i, n in enumerate(t.nodes):
         actor = t.actor(n)
         pubs = t.pubs[n.round]
-        kinds = t.kind[n.round] if n.round == 1 else t.kind[1].reshape(len(pubs), -1)[:, 0]
+        kinds = _round_kinds(t, n.round)
         for s in seats:
             for kind in sorted(set(kinds.tolist())):
                 sel = np.flatnonzero((actor == s) & (kinds == kind))
@@ -513,49 +519,119 @@ def _ppo_strategy(tree: Tree, agent, strategy, seats) -> None:
                 strategy[i][:, sel] = np.moveaxis(probs, -1, 0)
 
 
+def _equity_strategy(tree: Tree, agent, strategy, seats) -> None:
+    """The ``equity`` agent's policy, the distribution of its estimate computed once per seat,
+    round, public cards and hole card instead of once per information set: what it sees only
+    changes per round, and the betting enters its decision only through the bars (players in,
+    pot, to call) and the mask, the same for every deal of a node and kind. Each node then
+    applies ``agents.equity.decision_chances`` to arrays of the chances of reaching its bars.
+
+    Exact (and deterministic) when every share distribution is (at most ``POLICY_DEALS``
+    deals of the unseen cards; ``soko_mini``: 504 in round 0, 7 in round 1); otherwise each
+    card situation's measured distribution serves every node of its round."""
+    from agents.equity import POLICY_DEALS, decision_chances
+
+    t = tree
+    games = _node_games(t)
+    C = t.size
+    if math.perm(C - 3, 3) > POLICY_DEALS:   # round 0's unseen: the other hole card, two up cards
+        warnings.warn(f"equity on a {C}-card deck: its round-0 share chances are measured over "
+                      f"{POLICY_DEALS} deals, not exact")
+    for rnd in (0, 1):
+        nodes = [i for i, n in enumerate(t.nodes) if n.round == rnd and len(n.legal) > 1]
+        if not nodes:
+            continue
+        kinds = _round_kinds(t, rnd)
+        for s in seats:
+            # The chance distribution of act's estimate per (public, hole), as an index into
+            # the distinct distributions (few: they depend on the deal shares' counts only).
+            which = np.full((len(t.pubs[rnd]), C), -1, dtype=np.int64)
+            estimates, index = [], {}
+            for kind in sorted(set(kinds.tolist())):
+                sel = np.flatnonzero(kinds == kind)
+                for p, h, view in _views(t, games[nodes[0], kind].view(s), rnd, sel):
+                    units = agent._deal_shares(view)
+                    values, counts = np.unique(units, return_counts=True)
+                    key = (values.tobytes(), counts.tobytes())
+                    if key not in index:
+                        index[key] = len(estimates)
+                        estimates.append(agent._estimate_at_least_of(units))
+                    which[p, h] = index[key]
+            for i in nodes:
+                n = t.nodes[i]
+                mask = np.zeros(num_actions(t.rules), dtype=np.int8)
+                mask[list(n.legal)] = 1
+                actor = t.actor(n)
+                for kind in sorted(set(kinds.tolist())):
+                    sel = np.flatnonzero((actor == s) & (kinds == kind))
+                    if not len(sel):
+                        continue
+                    view = games[i, kind].view(s)
+                    bars = agent._bars(view)
+                    # P(estimate >= bar) per distinct distribution, then per (public, hole).
+                    at_bars = np.array([[at_least(bar) for bar in bars] for at_least in estimates])
+                    chances = at_bars[which[sel]]                        # (m, C, 3)
+                    valid = which[sel] >= 0
+                    probs = decision_chances(mask, to_call=view.to_call, at_raise=chances[..., 0],
+                                             at_large=chances[..., 1], at_call=chances[..., 2])
+                    block = strategy[i][:, sel]
+                    strategy[i][:, sel] = np.where(valid, probs[list(n.legal)], block)
+
+
 def _view_strategy(tree: Tree, agent, strategy, seats) -> None:
     """Any agent with a policy: one call per information set, on views made from one replayed
-    game per node and deal kind with the cards swapped in."""
-    import dataclasses
-
-    from envs.engine.events import EventKind
-
+    game per node and deal kind with the cards swapped in (:func:`_views`)."""
     t = tree
     games = _node_games(t)
     for i, n in enumerate(t.nodes):
         actor = t.actor(n)
-        pubs = t.pubs[n.round]
-        kinds = t.kind[n.round] if n.round == 1 else t.kind[1].reshape(len(pubs), -1)[:, 0]
+        kinds = _round_kinds(t, n.round)
         mask = np.zeros(num_actions(t.rules), dtype=np.int8)
         mask[list(n.legal)] = 1
         for s in seats:
             for kind in sorted(set(kinds.tolist())):
                 sel = np.flatnonzero((actor == s) & (kinds == kind))
-                if not len(sel):
-                    continue
-                view = games[i, kind].view(s)
-                log = list(view.log)
-                deals = [k for k, e in enumerate(log) if e.kind == EventKind.DEAL]
-                up_at = [k for k in deals if log[k].up]
-                hole_at = [k for k in deals if not log[k].up and log[k].seat == s][0]
-                for p in sel.tolist():
-                    pc = [t.deck[c] for c in pubs[p]]
-                    up = ((pc[0],) + tuple(pc[2:3]), (pc[1],) + tuple(pc[3:4]))
-                    base_log = list(log)
-                    seen = {0: 0, 1: 0}
-                    for k in up_at:
-                        e = log[k]
-                        base_log[k] = e._replace(card=up[e.seat][seen[e.seat]])
-                        seen[e.seat] += 1
-                    for h in np.flatnonzero(t.valid[n.round][p]).tolist():
-                        card = t.deck[h]
-                        base_log[hole_at] = log[hole_at]._replace(card=card)
-                        v = dataclasses.replace(view, hole_cards=(card,), up_cards=up, log=tuple(base_log))
-                        probs = agent.policy(v, mask)
-                        if probs is None:
-                            raise ValueError(f"agent {getattr(agent, 'name', agent)!r} does not give its "
-                                             "action probabilities (Agent.policy): no exact best response")
-                        strategy[i][:, p, h] = np.asarray(probs)[list(n.legal)]
+                for p, h, v in _views(t, games[i, kind].view(s), n.round, sel):
+                    probs = agent.policy(v, mask)
+                    if probs is None:
+                        raise ValueError(f"agent {getattr(agent, 'name', agent)!r} does not give its "
+                                         "action probabilities (Agent.policy): no exact best response")
+                    strategy[i][:, p, h] = np.asarray(probs)[list(n.legal)]
+
+
+def _round_kinds(tree: Tree, rnd: int) -> np.ndarray:
+    """(n_pub,) the deal kind of each public state of round ``rnd`` (round 0: its bring-in)."""
+    return tree.kind[rnd] if rnd == 1 else tree.kind[1].reshape(len(tree.pubs[0]), -1)[:, 0]
+
+
+def _views(tree: Tree, view, rnd: int, sel: np.ndarray):
+    """``(public index, hole card, view)`` for each public state of round ``rnd`` in ``sel``
+    and each hole card its seat may hold there: ``view`` (of a game at a node of that round,
+    on one deal of the public states' kind) with the cards swapped in."""
+    import dataclasses
+
+    from envs.engine.events import EventKind
+
+    t = tree
+    s = view.seat
+    pubs = t.pubs[rnd]
+    log = list(view.log)
+    deals = [k for k, e in enumerate(log) if e.kind == EventKind.DEAL]
+    up_at = [k for k in deals if log[k].up]
+    hole_at = [k for k in deals if not log[k].up and log[k].seat == s][0]
+    for p in sel.tolist():
+        pc = [t.deck[c] for c in pubs[p]]
+        up = ((pc[0],) + tuple(pc[2:3]), (pc[1],) + tuple(pc[3:4]))
+        base_log = list(log)
+        seen = {0: 0, 1: 0}
+        for k in up_at:
+            e = log[k]
+            base_log[k] = e._replace(card=up[e.seat][seen[e.seat]])
+            seen[e.seat] += 1
+        for h in np.flatnonzero(t.valid[rnd][p]).tolist():
+            card = t.deck[h]
+            base_log[hole_at] = log[hole_at]._replace(card=card)
+            yield p, h, dataclasses.replace(view, hole_cards=(card,), up_cards=up, log=tuple(base_log))
 
 
 # ---------------------------------------------------------------------------------------------

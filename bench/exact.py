@@ -4,6 +4,7 @@
     python bench/exact.py --quick                                          # a few CFR+ iterations only
     python bench/exact.py --ppo PATH --match 20000                         # and a duplicate match of
                                                                            # the best response vs PPO
+    python bench/exact.py --agent equity --match 20000 --no-cfr           # any agent spec as the target
 
 The PPO model comes from ``python train/ppo.py --config configs/soko_mini_ppo.yaml``. CFR+'s
 average strategy is saved (``--save``, default ``runs/cfr_soko_mini.npz``) and plays as
@@ -23,6 +24,9 @@ def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--game", default="soko_mini")
     p.add_argument("--ppo", default=None, help="a PPO model trained on the game (best-response timing)")
+    p.add_argument("--agent", default=None, metavar="SPEC", help="the best response's target as an agent "
+                   "spec (instead of --ppo)")
+    p.add_argument("--no-cfr", action="store_true", help="the best response only, no CFR+")
     p.add_argument("--target", type=float, default=1.0, help="CFR+ stops below this exploitability (bb/100)")
     p.add_argument("--iterations", type=int, default=2000)
     p.add_argument("--save", default="runs/cfr_soko_mini.npz")
@@ -30,15 +34,17 @@ def main(argv=None) -> None:
     p.add_argument("--quick", action="store_true", help="20 CFR+ iterations, no file, no PPO")
     args = p.parse_args(argv)
 
+    if args.ppo and args.agent:
+        p.error("--ppo and --agent both name the target: give one")
     start = time.perf_counter()
     tree = build_tree(args.game)
     print(f"{args.game}: tree of {len(tree.nodes)} betting nodes, {len(tree.pubs[1])} public deals "
           f"x {tree.size} hole cards, built in {time.perf_counter() - start:.1f} s")
 
-    if args.ppo and not args.quick:
+    if (args.ppo or args.agent) and not args.quick:
         from arena.exploit import exact_method
 
-        spec = f"ppo:{args.ppo}"
+        spec = args.agent or f"ppo:{args.ppo}"
         out = Path("runs/br_bench") if args.match else None
         if out is not None:
             out.mkdir(parents=True, exist_ok=True)
@@ -56,6 +62,8 @@ def main(argv=None) -> None:
             inside = "inside" if e.low <= value <= e.high else "OUTSIDE"
             print(f"duplicate match, {result.hands} hands: best response wins {e.mean:.2f} bb/100, "
                   f"95% interval [{e.low:.2f}, {e.high:.2f}]; the exact value {value:.2f} is {inside}")
+    if args.no_cfr:
+        return
 
     iterations = 20 if args.quick else args.iterations
     t0 = time.perf_counter()

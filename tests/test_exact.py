@@ -270,3 +270,102 @@ def test_exploit_cli(tmp_path, capsys):
     assert data["exploitability_bb_per_100"] > 0 and data["method"] == "exact"
     br = make_agent(data["best_response_agent"])
     assert br.policy is not None
+
+
+# ---------------------------------------------------------------------------------------------
+# The equity agent's strategy, once per card situation
+
+
+@pytest.fixture(scope="module")
+def equity_tiny():
+    tree = build_tree(TINY)
+    agent = make_agent("equity")
+    agent.reset(0)
+    return tree, agent_strategy(tree, agent)
+
+
+def test_equity_fast_path_is_the_per_information_set_policy(equity_tiny):
+    # The slow general path (one policy call per information set) on every round-0 node and on
+    # three round-1 nodes: a free check or bet, facing a bet (fold, call, raise), facing the cap.
+    import dataclasses
+
+    from arena.exact import _view_strategy
+
+    tree, fast = equity_tiny
+    seqs = [n.seq for n in tree.nodes if n.round == 0] + [(1, 1), (1, 1, 2), (1, 1, 2, 2)]
+    picked = [i for i, n in enumerate(tree.nodes) if n.seq in seqs]
+    legal = {tree.nodes[i].legal for i in picked if tree.nodes[i].round == 1}
+    assert legal == {(1, 2), (0, 1, 2), (0, 1)}
+    sub = dataclasses.replace(tree, nodes=[tree.nodes[i] for i in picked])
+    slow = [uniform_strategy(tree)[i] for i in picked]
+    _view_strategy(sub, make_agent("equity"), slow, (0, 1))
+    mixed = 0
+    for i, s in zip(picked, slow):
+        n = tree.nodes[i]
+        entries = tree.valid[n.round] > 0
+        assert np.abs(fast[i][:, entries] - s[:, entries]).max() <= 1e-9, n.seq
+        mixed += int(((s[:, entries] > 0.01) & (s[:, entries] < 0.99)).any(axis=0).sum())
+    assert mixed > 100   # the decisions are not all one-hot: the chances themselves are compared
+
+
+def test_equity_fast_path_against_engine_views_and_deterministic(equity_tiny):
+    # Independent of the views the exact solver builds: the engine's own game on random deals,
+    # replayed down a random line of play; and a differently seeded agent gives the same arrays
+    # (every share distribution is exact on this deck).
+    tree, fast = equity_tiny
+    agent = make_agent("equity")
+    agent.reset(1)
+    rng = np.random.default_rng(4)
+    node_of = {n.seq: i for i, n in enumerate(tree.nodes)}
+    deck, C = tree.deck, tree.size
+    checked = 0
+    for _ in range(60):
+        h0, h1, u0, u1, v0, v1 = rng.permutation(C)[:6].tolist()
+        g = Game(TINY, 2, deck=[deck[i] for i in (h1, h0, u1, u0, v1, v0)], seed=0)
+        seq = ()
+        while not g.is_over:
+            s = g.current_player
+            mask = action_mask(g)
+            probs = agent.policy(g.view(s), mask)
+            pub = (u0, u1) if g.street == 0 else (u0, u1, v0, v1)
+            i = node_of[seq]
+            want = fast[i][:, tuple_index(pub, C), (h0, h1)[s]]
+            assert np.abs(probs[list(tree.nodes[i].legal)] - want).max() <= 1e-6   # float32 arrays
+            checked += 1
+            a = int(rng.choice(np.flatnonzero(mask)))
+            apply_action(g, a)
+            seq += (a,)
+    assert checked > 150
+    other = make_agent("equity")
+    other.reset(99)
+    again = agent_strategy(tree, other)
+    assert all(np.array_equal(a, b) for a, b in zip(fast, again))
+
+
+def test_equity_decision_rule_on_arrays_is_the_rule_on_each_entry():
+    from agents.equity import decision_chances
+
+    rng = np.random.default_rng(2)
+    masks = {"free": np.array([0, 1, 1], dtype=np.int8), "facing": np.array([1, 1, 1], dtype=np.int8),
+             "capped": np.array([1, 1, 0], dtype=np.int8)}
+    for name, mask in masks.items():
+        to_call = 0 if name == "free" else 4
+        # Chances of reaching higher bars are lower: raise >= large, and call bars below raise.
+        large = rng.random((5, 3))
+        at_raise = large + (1 - large) * rng.random((5, 3))
+        at_call = at_raise + (1 - at_raise) * rng.random((5, 3))
+        probs = decision_chances(mask, to_call=to_call, at_raise=at_raise, at_large=large, at_call=at_call)
+        assert probs.shape == (3, 5, 3) and np.allclose(probs.sum(axis=0), 1.0)
+        assert np.all(probs[mask == 0] == 0)
+        for j in np.ndindex(5, 3):
+            one = decision_chances(mask, to_call=to_call, at_raise=float(at_raise[j]),
+                                   at_large=float(large[j]), at_call=float(at_call[j]))
+            assert np.array_equal(one, probs[(slice(None),) + j])
+    # Facing a bet: raise with the chance of reaching the raise bar, call the rest of the chance
+    # of reaching the call bar, fold otherwise; free: bet or check.
+    assert decision_chances(masks["facing"], to_call=4, at_raise=0.2, at_large=0.1, at_call=0.5) == \
+        pytest.approx([0.5, 0.3, 0.2])
+    assert decision_chances(masks["free"], to_call=0, at_raise=0.2, at_large=0.1, at_call=1.0) == \
+        pytest.approx([0.0, 0.8, 0.2])
+    assert decision_chances(masks["capped"], to_call=4, at_raise=0.2, at_large=0.1, at_call=0.5) == \
+        pytest.approx([0.5, 0.5, 0.0])
