@@ -12,6 +12,12 @@ the pot odds pay (``e >= to_call / (pot + to_call) + call_margin``), and folds o
 choices (a single legal id) skip the simulation. Outside fixed limit it bets the middle size on
 offer when ``e`` clears the bar by half the remaining margin, else the smallest.
 
+A decision is a function of the view and one key: :meth:`EquityAgent.act` draws the key (an int
+in ``[0, 2**63)``) from the agent's generator and calls :meth:`EquityAgent.decide`, whose
+estimate is the mean share over ``samples`` deals of ``envs.engine.equity.sample_deals`` seeded
+with ``[key]``. :class:`BatchedEquity` makes the same decisions in the compiled core, many hands
+at once (the batched training env's equity opponents).
+
 Its :meth:`EquityAgent.policy` is the distribution of that decision over the agent's own
 Monte-Carlo draw, for the local and exact best responses (``arena/lbr.py``, ``arena/exact.py``):
 each action gets the chance that the estimate from ``samples`` deals lands in its range, with

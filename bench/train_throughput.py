@@ -252,8 +252,10 @@ def main(argv: list[str] | None = None) -> None:
                    threads=threads, validate=False)
     batched = []
     for slots in args.slots:
-        if kind == "batched" and not args.no_features and slots == cfg.ppo.n_envs and rollout // slots == cfg.ppo.n_steps:
-            batched.append(setups[0])  # the same setup as ours
+        same_as_ours = (kind == "batched" and not args.no_features and slots == cfg.ppo.n_envs
+                        and rollout // slots == cfg.ppo.n_steps)
+        if same_as_ours:
+            batched.append(setups[0])
             continue
         variant = load_config(args.config, overrides=[*features, "ppo.pipeline=batched",
                                                       f"ppo.n_envs={slots}", f"ppo.n_steps={max(1, rollout // slots)}"])

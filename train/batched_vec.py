@@ -41,9 +41,9 @@ slots at once:
                                seat; its observation pieces must be this env's
 ============================== ================================================================
 
-Anything else (``cfr``, ``br``, subclasses of these agents...) is refused with a ValueError; :func:`unsupported` says
-why a config cannot use this env, and ``train/ppo.py`` falls back to ``train.vec.make_vec_env``
-then. Random draws (seats, opponents, random and sampled-policy actions) come from one
+Anything else (``cfr``, ``br``, subclasses of these agents...) is refused with a ValueError;
+:func:`unsupported` says why a config cannot use this env, and ``train/ppo.py`` falls back to
+``train.vec.make_vec_env`` then. Random draws (seats, opponents, random and sampled-policy actions) come from one
 ``numpy.random.Generator`` seeded by ``seed()``/``reset()``, the decks from the core's per-slot
 streams seeded from the same seed: the same seed replays the same hands and actions.
 """
