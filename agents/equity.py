@@ -12,6 +12,12 @@ the pot odds pay (``e >= to_call / (pot + to_call) + call_margin``), and folds o
 choices (a single legal id) skip the simulation. Outside fixed limit it bets the middle size on
 offer when ``e`` clears the bar by half the remaining margin, else the smallest.
 
+A decision is a function of the view and one key: :meth:`EquityAgent.act` draws the key (an int
+in ``[0, 2**63)``) from the agent's generator and calls :meth:`EquityAgent.decide`, whose
+estimate is the mean share over ``samples`` deals of ``envs.engine.equity.sample_deals`` seeded
+with ``[key]``. :class:`BatchedEquity` makes the same decisions in the compiled core, many hands
+at once (the batched training env's equity opponents).
+
 Its :meth:`EquityAgent.policy` is the distribution of that decision over the agent's own
 Monte-Carlo draw, for the local and exact best responses (``arena/lbr.py``, ``arena/exact.py``):
 each action gets the chance that the estimate from ``samples`` deals lands in its range, with
@@ -42,7 +48,10 @@ from envs.engine.equity import SHARE_UNITS, equity, share_units, warm_up
 from envs.engine.game import PlayerView
 from envs.engine.rules import Rules
 
-__all__ = ["equity", "EquityAgent", "decision_chances", "warm_up", "POLICY_DEALS"]
+__all__ = ["equity", "EquityAgent", "BatchedEquity", "decision_chances", "warm_up", "POLICY_DEALS", "KEY_LIMIT"]
+
+KEY_LIMIT = 2**63
+"""Keys of :meth:`EquityAgent.decide` are ints in ``[0, KEY_LIMIT)``."""
 
 POLICY_DEALS = 5000
 """Deals over which :meth:`EquityAgent.policy` measures the chances of the pot shares (every
@@ -75,10 +84,20 @@ class EquityAgent(Agent):
         return raise_at, raise_at + (1.0 - raise_at) / 2, price + self.call_margin
 
     def act(self, view: PlayerView, action_mask: np.ndarray) -> int:
+        """:meth:`decide` with a fresh key from the agent's generator (none for a forced choice)."""
         legal = legal_ids(action_mask)
         if len(legal) == 1:
             return int(legal[0])
-        e = self.last_equity = equity(view, self.samples, self.rng)
+        return self.decide(view, action_mask, int(self.rng.integers(KEY_LIMIT)))
+
+    def decide(self, view: PlayerView, action_mask: np.ndarray, key: int) -> int:
+        """The action id given the key of the simulation: the equity estimate is the mean share
+        over ``samples`` deals of ``envs.engine.equity.sample_deals`` seeded with ``[key]``
+        (:class:`BatchedEquity` makes the same decision in the compiled core)."""
+        legal = legal_ids(action_mask)
+        if len(legal) == 1:
+            return int(legal[0])
+        e = self.last_equity = equity(view, self.samples, key=key)
         raise_at, large_at, call_at = self._bars(view)
         if e >= raise_at:
             bet = pick_bet(action_mask, large=e >= large_at)
@@ -166,3 +185,52 @@ def decision_chances(action_mask: np.ndarray, *, to_call: int, at_raise, at_larg
         probs[CHECK_CALL] += call
         probs[FOLD] += rest - call
     return probs
+
+
+class BatchedEquity:
+    """:meth:`EquityAgent.decide` for many hands of an ``envs.batched.BatchedGame`` at once: the
+    compiled core's port (the ``equity agent`` block of ``src/stud_core.cpp``), the same deals
+    for the same key, the same float equity, bars and bet sizes. The training VecEnv
+    (``train/batched_vec.py``) plays its ``equity`` opponents with it;
+    ``tests/test_batched_equity.py`` holds it equal to :meth:`EquityAgent.decide`.
+
+    >>> from envs.batched import BatchedGame
+    >>> g = BatchedGame("soko", 2, 4)
+    >>> g.reset(seeds=range(4))
+    >>> BatchedEquity(samples=100).act(g, [0, 1, 2, 3], keys=[5, 6, 7, 8]).shape
+    (4,)
+    """
+
+    def __init__(self, *, samples: int = 300, raise_edge: float = 0.3, call_margin: float = 0.0) -> None:
+        from envs import _stud_core
+
+        EquityAgent(samples=samples, raise_edge=raise_edge, call_margin=call_margin)  # the same checks
+        self.samples, self.raise_edge, self.call_margin = samples, raise_edge, call_margin
+        self._core = _stud_core.EquityPolicy(samples=samples, raise_edge=float(raise_edge),
+                                             call_margin=float(call_margin))
+
+    @classmethod
+    def like(cls, agent: EquityAgent) -> "BatchedEquity":
+        """The batched form of ``agent`` (its samples and bars)."""
+        return cls(samples=agent.samples, raise_edge=agent.raise_edge, call_margin=agent.call_margin)
+
+    def act(self, game, slots, keys) -> np.ndarray:
+        """The equity agent's action id (int64) in each of ``slots`` of ``game`` (hands with a
+        player to act), the simulation of slot ``slots[k]`` keyed by ``keys[k]`` (ints in
+        ``[0, KEY_LIMIT)``; a forced choice uses none)."""
+        return self._core.act(game._core, *self._checked(slots, keys))
+
+    def estimates(self, game, slots, keys) -> np.ndarray:
+        """The equity (float64) :meth:`act` compares with its bars in each of ``slots``: the
+        float ``envs.engine.equity.equity(view, samples, key=key)`` gives."""
+        return self._core.estimates(game._core, *self._checked(slots, keys))
+
+    @staticmethod
+    def _checked(slots, keys) -> tuple[np.ndarray, np.ndarray]:
+        slots = np.asarray(slots, dtype=np.int64).reshape(-1)
+        keys = np.asarray(keys)
+        if keys.shape != slots.shape:
+            raise ValueError(f"BatchedEquity: one key per slot ({len(slots)} slots), not keys of shape {keys.shape}")
+        if keys.size and (keys.dtype.kind not in "iu" or keys.min() < 0 or int(keys.max()) >= KEY_LIMIT):
+            raise ValueError("BatchedEquity: keys are ints in [0, 2**63)")
+        return slots, keys.astype(np.int64)

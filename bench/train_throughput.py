@@ -8,11 +8,13 @@ every setup alike):
   pool, its PPO settings, envs and torch threads), through ``train.ppo.training_env`` exactly
   as ``train/ppo.py`` builds it (with its observation features; ``pipeline: auto`` takes the
   batched env);
-- **single_agent / batched, no features**: the same config without observation features, once
-  on the single-agent pipeline (``ppo.pipeline=
-  single_agent``: 16 ``SingleAgentEnv`` in ``DummyVecEnv``) and once on the batched env for
-  each slot count of ``--slots``, each with ``n_steps`` = the config's rollout size / slots, so
-  every setup learns from rollouts of the same size;
+- **single_agent / batched**: the same config (its observation features and its pool, equity
+  included), once on the single-agent pipeline (``ppo.pipeline=single_agent``: 16
+  ``SingleAgentEnv`` in ``DummyVecEnv``) and once on the batched env for each slot count of
+  ``--slots`` (the config's own count is the **ours** row), each with ``n_steps`` = the
+  config's rollout size / slots, so every setup learns from rollouts of the same size;
+  ``--no-features`` measures these rows without the observation features (the comparison
+  before the features were in the default);
 - **tutorial, 1 env / 4 envs**: PettingZoo's SB3 action-masking tutorial setup on
   ``texas_holdem_v4``: its ``SB3ActionMaskWrapper`` around the AEC env, ``ActionMasker``,
   ``MaskablePPO(MaskableActorCriticPolicy, env)`` with every default (``n_steps=2048``,
@@ -26,7 +28,7 @@ A second table splits each of ours into the env (``VecEnv`` step and mask calls,
 included), the rest of SB3's rollout collection (policy forward passes, buffers, callbacks)
 and the gradient updates. Extra rows (``--variants``) measure other vectorizations of ours.
 
-    .venv/bin/python bench/train_throughput.py [--rounds 4] [--slots 64 128 256 512] [--variants] [--quick]
+    .venv/bin/python bench/train_throughput.py [--rounds 4] [--slots 16 256] [--no-features] [--variants] [--quick]
 
 Targets: ours at least 2x the tutorial's best (issue #5); the batched env at least 4x the
 single-agent pipeline on the same config, with the env at most 10% of its time (issue #14).
@@ -226,11 +228,10 @@ def main(argv: list[str] | None = None) -> None:
                         help="skip the tutorial setups with torch's default thread count: the slowest "
                              "rows (minutes on a busy machine, where their threads fight for the cores), "
                              "and not the best tutorial setup here")
-    parser.add_argument("--slots", type=int, nargs="+", default=[64, 128, 256, 512],
+    parser.add_argument("--slots", type=int, nargs="+", default=[16, 256],
                         help="hand slots of the batched env to measure (n_steps = rollout size / slots)")
-    parser.add_argument("--equity", type=float, default=0.0, metavar="WEIGHT",
-                        help="also measure the single-agent pipeline with equity (which has no batched "
-                             "form) added to the no-features pool at this weight")
+    parser.add_argument("--no-features", action="store_true",
+                        help="compare single_agent and batched without the config's observation features")
     args = quick_option.parse_args(parser, QUICK, argv)
 
     cfg = load_config(args.config)
@@ -242,26 +243,25 @@ def main(argv: list[str] | None = None) -> None:
     ]
     kind = "batched" if isinstance(setups[0].model.get_env().unwrapped, BatchedVecEnv) else cfg.ppo.vec_env
     setups[0].label += f" ({cfg.ppo.n_envs} x {kind})"
-    # Today's pipeline and the batched env on the same config without observation features.
-    plain = load_config(args.config, overrides=["env.observation_features=[]", "ppo.pipeline=single_agent"])
+    # The single-agent pipeline and the batched env on the same config (or without features).
+    features = ["env.observation_features=[]"] if args.no_features else []
+    tag = ", no features" if args.no_features else ""
+    plain = load_config(args.config, overrides=[*features, "ppo.pipeline=single_agent"])
     rollout = plain.ppo.n_steps * plain.ppo.n_envs
-    single = Setup(f"single_agent, no features ({plain.ppo.n_envs} x {plain.ppo.vec_env})", our_model(plain),
+    single = Setup(f"single_agent{tag} ({plain.ppo.n_envs} x {plain.ppo.vec_env})", our_model(plain),
                    threads=threads, validate=False)
     batched = []
     for slots in args.slots:
-        variant = load_config(args.config, overrides=["env.observation_features=[]", "ppo.pipeline=batched",
+        same_as_ours = (kind == "batched" and not args.no_features and slots == cfg.ppo.n_envs
+                        and rollout // slots == cfg.ppo.n_steps)
+        if same_as_ours:
+            batched.append(setups[0])
+            continue
+        variant = load_config(args.config, overrides=[*features, "ppo.pipeline=batched",
                                                       f"ppo.n_envs={slots}", f"ppo.n_steps={max(1, rollout // slots)}"])
-        batched.append(Setup(f"batched, no features ({slots} slots x {variant.ppo.n_steps})", our_model(variant),
+        batched.append(Setup(f"batched{tag} ({slots} slots x {variant.ppo.n_steps})", our_model(variant),
                              threads=threads, validate=False))
-    setups += [single, *batched]
-    if args.equity:
-        with_equity = load_config(args.config, overrides=["env.observation_features=[]",
-                                                          f"opponents.baselines.equity={args.equity}"])
-        label = f"single_agent, no features, equity at weight {args.equity:g}"
-        setups.append(Setup(label, our_model(with_equity), threads=threads, validate=False))
-        extra = [setups[-1]]
-    else:
-        extra = []
+    setups += [single, *[b for b in batched if b is not setups[0]]]
     if not args.one_thread_tutorial_only:
         setups += [
             Setup("tutorial: texas_holdem_v4, 1 env", tutorial_model(1, n_steps=tutorial_steps),
@@ -297,7 +297,7 @@ def main(argv: list[str] | None = None) -> None:
         print(f"{s.label:{width}} {s.rate:>12.0f} {s.steps:>9} {s.seconds:>8.1f} {s.rate / reference:>16.2f}")
     print(f"\nwhere the time goes (shares of each setup's measured time):")
     print(f"{'setup':{width}} {'env+opponents':>14} {'SB3 collection':>15} {'gradient updates':>17} {'x single_agent':>15}")
-    for s in [setups[0], single, *batched, *extra]:
+    for s in dict.fromkeys([setups[0], single, *batched]):
         env, collect, train = s.shares()
         print(f"{s.label:{width}} {env:>14.1%} {collect:>15.1%} {train:>17.1%} {s.rate / single.rate:>15.2f}")
     print(f"\nload average at the end {os.getloadavg()[0]:.2f}")

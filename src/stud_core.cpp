@@ -891,13 +891,19 @@ static SeatView seat_view(const Hand& h, int o) {
   return v;
 }
 
-// equity.win_probability: the seat's expected share of the pot at showdown against uniformly
-// random unseen cards, nobody folding; every deal when there are at most max_exact, else
-// `samples` deals of equity.sample_deals keyed by equity.visible_seed. -1: more unseen cards
-// are needed than are left (no real hand).
-static double win_probability(const SeatView& v, int samples, int max_exact) {
+// equity.sample_deals' key: the seed words folded into 64 bits.
+static uint64_t fold_seed(const uint64_t* words, int count) {
+  uint64_t key = 0;
+  for (int i = 0; i < count; ++i) key = mix64(key + GOLDEN + words[i]);
+  return key;
+}
+
+// The seat's expected share of the pot at showdown against uniformly random unseen cards,
+// nobody folding (equity.share_units, then their mean): every deal when there are at most
+// max_exact, else `samples` deals of equity.sample_deals from the folded seed `key`. The seat
+// has not folded. -1: more unseen cards are needed than are left (no real hand).
+static double mean_share(const SeatView& v, int samples, int max_exact, uint64_t key) {
   const CoreRules& r = *v.r;
-  if (v.folded[v.seat]) return 0.0;
   int order[MAX_PLAYERS] = {0}, na = 0;  // active seats in deal order (equity._deal_layout)
   for (int i = 0; i < v.n; ++i) {
     int p = (v.button + 1 + i) % v.n;
@@ -1008,17 +1014,7 @@ static double win_probability(const SeatView& v, int samples, int max_exact) {
         }
     };
     deal(deal, 0);
-  } else {  // equity.sample_deals keyed by equity.visible_seed
-    uint64_t key = 0;
-    auto fold = [&](uint64_t x) { key = mix64(key + GOLDEN + x); };
-    fold((uint64_t)v.seat);
-    fold((uint64_t)v.button);
-    for (int j = 0; j < v.nhole_mine; ++j) fold((uint64_t)v.hole[j]);
-    fold(52);
-    for (int q = 0; q < v.n; ++q) {
-      for (int j = 0; j < v.nup[q]; ++j) fold((uint64_t)v.up[q][j]);
-      fold(53 + (v.folded[q] ? 1 : 0));
-    }
+  } else {  // equity.sample_deals from the folded seed
     for (int s = 0; s < samples; ++s) {
       std::copy(pool, pool + size, drawn);
       for (int j = 0; j < need; ++j) {
@@ -1031,6 +1027,23 @@ static double win_probability(const SeatView& v, int samples, int max_exact) {
     }
   }
   return (double)total / ((double)SHARE_UNITS * (double)deals);
+}
+
+// equity.win_probability: mean_share with the deals keyed by equity.visible_seed (0 for a seat
+// that has folded).
+static double win_probability(const SeatView& v, int samples, int max_exact) {
+  if (v.folded[v.seat]) return 0.0;
+  uint64_t words[3 + MAX_CARDS + MAX_PLAYERS * (MAX_CARDS + 1)];
+  int m = 0;
+  words[m++] = (uint64_t)v.seat;
+  words[m++] = (uint64_t)v.button;
+  for (int j = 0; j < v.nhole_mine; ++j) words[m++] = (uint64_t)v.hole[j];
+  words[m++] = 52;
+  for (int q = 0; q < v.n; ++q) {
+    for (int j = 0; j < v.nup[q]; ++j) words[m++] = (uint64_t)v.up[q][j];
+    words[m++] = 53 + (v.folded[q] ? 1 : 0);
+  }
+  return mean_share(v, samples, max_exact, fold_seed(words, m));
 }
 
 // observation._write_hand_class, _showing_classes and _write_win_probability.
@@ -1458,6 +1471,87 @@ struct TagPolicy {
   }
 };
 
+// ---- equity agent ----
+// agents/equity.EquityAgent.decide for the player to act in listed hands of a Batch, one key per
+// hand (the training VecEnv's batched equity opponents, train/batched_vec.py): the equity is
+// mean_share over `samples` deals of equity.sample_deals seeded with [key] (the float the
+// reference gets, as win_probability's), then EquityAgent._bars and heuristic.pick_bet.
+// tests/test_batched_equity.py holds this equal to the reference on random states of every preset.
+
+struct EquityPolicy {
+  int samples = 300;
+  double raise_edge = 0.3, call_margin = 0.0;
+
+  // equity.equity(view, samples, key=key) for the player to act.
+  double estimate(const Hand& h, uint64_t key) const {
+    return mean_share(seat_view(h, h.current), samples, 0, fold_seed(&key, 1));
+  }
+
+  int decide(const Hand& h, uint64_t key) const {
+    const int offered = std::min(h.nsizes, h.r->num_actions - FIRST_BET);  // bet ids 2, 3, ...
+    if (!h.fold_ok && offered == 0) return CHECK_CALL;  // a forced choice: no simulation
+    double e = estimate(h, key);
+    // EquityAgent._bars, operation for operation (x86-64 without FMA contraction).
+    int n = h.active_count();
+    double fair = 1.0 / n;
+    double raise_at = fair + raise_edge * (1.0 - fair);
+    double large_at = raise_at + (1.0 - raise_at) / 2;
+    int to_call = h.to_call(), pot = h.pot();
+    double price = to_call ? (double)to_call / (double)(pot + to_call) : 0.0;
+    double call_at = price + call_margin;
+    if (e >= raise_at && offered > 0) return FIRST_BET + (e >= large_at ? offered / 2 : 0);
+    if (to_call == 0 || !h.fold_ok) return CHECK_CALL;
+    return e >= call_at ? CHECK_CALL : FOLD;
+  }
+
+  using Ints = py::array_t<int64_t, py::array::c_style | py::array::forcecast>;
+
+  // The action id in each listed hand (each must have a player to act), keys[k] for slots[k].
+  py::array_t<int64_t> act_many(const Batch& b, Ints slots, Ints keys) const {
+    return for_each<int64_t>(b, slots, keys, [this](const Hand& h, uint64_t key) { return (int64_t)decide(h, key); });
+  }
+
+  // The equity estimate in each listed hand (what decide compares with its bars; for tests).
+  py::array_t<double> estimates(const Batch& b, Ints slots, Ints keys) const {
+    return for_each<double>(b, slots, keys, [this](const Hand& h, uint64_t key) { return estimate(h, key); });
+  }
+
+  template <typename T, typename F>
+  py::array_t<T> for_each(const Batch& b, Ints slots, Ints keys, F f) const {
+    if (slots.ndim() != 1 || keys.ndim() != 1 || keys.size() != slots.size())
+      throw std::invalid_argument("EquityPolicy.act: one key per slot (" + std::to_string(slots.size()) + " slots, " +
+                                  std::to_string(keys.size()) + " keys)");
+    const py::ssize_t count = slots.size();
+    const int64_t* s = slots.data();
+    const int64_t* k = keys.data();
+    for (py::ssize_t i = 0; i < count; ++i) {
+      if (s[i] < 0 || s[i] >= b.size)
+        throw std::invalid_argument("EquityPolicy.act: no hand " + std::to_string(s[i]) + " in a batch of " +
+                                    std::to_string(b.size));
+      if (b.hands[s[i]].current < 0) throw std::invalid_argument("hand " + std::to_string(s[i]) + " has nobody to act");
+      if (k[i] < 0) throw std::invalid_argument("EquityPolicy.act: keys are ints in [0, 2**63)");
+    }
+    py::array_t<T> out(count);
+    T* o = out.mutable_data();
+    {
+      py::gil_scoped_release release;
+      auto run = [&](py::ssize_t begin, py::ssize_t end) {
+        for (py::ssize_t i = begin; i < end; ++i) o[i] = f(b.hands[s[i]], (uint64_t)k[i]);
+      };
+      int parts = (int)std::min<py::ssize_t>(std::max(1, b.threads), count);
+      if (parts <= 1) {
+        run(0, count);
+      } else {
+        std::vector<std::thread> pool;
+        for (int t = 1; t < parts; ++t) pool.emplace_back(run, count * t / parts, count * (t + 1) / parts);
+        run(0, count / parts);
+        for (auto& th : pool) th.join();
+      }
+    }
+    return out;
+  }
+};
+
 // ---- learner statistics ----
 // What kind of action each id would be for the player to act, before it is played (the
 // events of envs/engine/game.py: 0 fold, 1 check, 2 call, 3 bring_in, 4 complete, 5 bet,
@@ -1545,6 +1639,20 @@ PYBIND11_MODULE(_stud_core, m) {
              return t;
            }), py::arg("bars"), py::arg("draw_length"), py::arg("ace_low"), py::arg("large"))
       .def("act", &TagPolicy::act_many, py::arg("batch"), py::arg("slots"));
+  // ---- equity agent ----
+  py::class_<EquityPolicy>(m, "EquityPolicy")
+      .def(py::init([](int samples, double raise_edge, double call_margin) {
+             if (samples < 1) throw std::invalid_argument("equity: samples must be at least 1");
+             if (!(raise_edge >= 0.0 && raise_edge <= 1.0)) throw std::invalid_argument("equity: raise_edge must lie in [0, 1]");
+             EquityPolicy e;
+             e.samples = samples;
+             e.raise_edge = raise_edge;
+             e.call_margin = call_margin;
+             return e;
+           }), py::arg("samples"), py::arg("raise_edge"), py::arg("call_margin"))
+      .def_readonly("samples", &EquityPolicy::samples)
+      .def("act", &EquityPolicy::act_many, py::arg("batch"), py::arg("slots"), py::arg("keys"))
+      .def("estimates", &EquityPolicy::estimates, py::arg("batch"), py::arg("slots"), py::arg("keys"));
   // ---- learner statistics ----
   m.def("action_kinds", &action_kinds, py::arg("batch"), py::arg("actions"));
   m.def("evaluate", [](std::vector<int> cards, int wild_mask, bool canadian, bool double_ace_flush,

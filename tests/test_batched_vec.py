@@ -300,26 +300,37 @@ def test_the_observation_features_are_written_for_the_learner():
     assert ((wp > 0) & (wp < 1)).all() and (obs[:, layout.slice("hand_class")].sum(axis=1) == 1).all()
 
 
-def test_refused_opponents_and_configs_name_the_reason():
+def test_refused_opponents_and_configs_name_the_reason(tmp_path):
     from agents.equity import EquityAgent
+    from arena.exact import build_tree, save_table, uniform_strategy
     from train.config import ConfigError, load_config
     from train.ppo import training_env
     from train.vec import VecMaskCache
 
+    class Cautious(EquityAgent):   # a subclass may act otherwise: it has no batched form
+        pass
+
     env = BatchedVecEnv("soko", 2, 2)
     with pytest.raises(ValueError, match="no batched form"):
-        env.set_opponents([EquityAgent()])
+        env.set_opponents([Cautious()])
     with pytest.raises(ValueError, match="weights"):
         env.set_opponents(["random"], [-1])
-    assert "no batched form" in unsupported(load_config(overrides=["opponents.baselines={equity: 1}"]))
+    env.set_opponents([EquityAgent(samples=10)])                           # equity has one now
+    tree = build_tree(get_rules("soko_mini", deck_ranks="KA", max_raises=1))   # a CFR table: no batched form
+    table = save_table(tree, tmp_path / "s.npz", probabilities=uniform_strategy(tree))
+    unbatched = f'opponents.baselines={{"cfr:{table}": 1}}'
+    assert "no batched form" in unsupported(load_config(overrides=[unbatched]))
+    assert unsupported(load_config(overrides=["opponents.baselines={\"equity:samples=50\": 1}"])) is None
     assert unsupported(load_config(overrides=["env.observation_features=[hand_class]"])) is None
     with pytest.raises(ConfigError, match="ppo.pipeline is batched, but"):
-        load_config(overrides=["ppo.pipeline=batched", "opponents.baselines={equity: 1}"])
+        load_config(overrides=["ppo.pipeline=batched", unbatched])
     with pytest.raises(ConfigError, match="ppo.pipeline must be one of"):
         load_config(overrides=["ppo.pipeline=fast"])
-    # auto: the batched env when it can, else the single-agent envs
+    # auto: the batched env when it can (the default config, equity in its pool), else the
+    # single-agent envs
     assert isinstance(training_env(load_config()).unwrapped, BatchedVecEnv)
-    fallback = training_env(load_config(overrides=["opponents.baselines={equity: 1}"]))
+    assert isinstance(training_env(load_config("configs/soko_ppo.yaml")).unwrapped, BatchedVecEnv)
+    fallback = training_env(load_config(overrides=[unbatched]))
     assert isinstance(fallback.venv, VecMaskCache)
     assert isinstance(training_env(load_config(overrides=["ppo.pipeline=single_agent"])).venv, VecMaskCache)
 

@@ -32,14 +32,18 @@ slots at once:
 ``agents.heuristic.CallAgent`` check or call
 ``RaiseAgent``                 the smallest bet or raise when offered, else check or call
 ``TagAgent``                   the core's port (``agents.heuristic.BatchedTag``)
+``agents.equity.EquityAgent``  the core's port (``agents.equity.BatchedEquity``): the same
+                               decision as ``EquityAgent.decide`` for each key, the keys drawn
+                               from a generator of this env per pool entry (seeded by the
+                               env's seed and the entry's index)
 ``agents.trained.PPOAgent``    one forward pass over every slot where it acts
                                (``PPOAgent.choose_batch``), on the core's observation of that
                                seat; its observation pieces must be this env's
 ============================== ================================================================
 
-Anything else (``equity``, ``cfr``...) is refused with a ValueError; :func:`unsupported` says
-why a config cannot use this env, and ``train/ppo.py`` falls back to ``train.vec.make_vec_env``
-then. Random draws (seats, opponents, random and sampled-policy actions) come from one
+Anything else (``cfr``, ``br``, subclasses of these agents...) is refused with a ValueError;
+:func:`unsupported` says why a config cannot use this env, and ``train/ppo.py`` falls back to
+``train.vec.make_vec_env`` then. Random draws (seats, opponents, random and sampled-policy actions) come from one
 ``numpy.random.Generator`` seeded by ``seed()``/``reset()``, the decks from the core's per-slot
 streams seeded from the same seed: the same seed replays the same hands and actions.
 """
@@ -52,6 +56,7 @@ import numpy as np
 from gymnasium import spaces
 from stable_baselines3.common.vec_env import VecEnv, VecMonitor
 
+from agents.equity import KEY_LIMIT, BatchedEquity, EquityAgent
 from agents.heuristic import BatchedTag, CallAgent, RaiseAgent, RandomAgent, TagAgent
 from agents.trained import PPOAgent
 from envs.actions import CHECK_CALL, FIRST_BET, FOLD
@@ -74,14 +79,15 @@ def opponent_unsupported(opponent: Any, features: Sequence[str] = ()) -> str | N
     """Why ``opponent`` (a pool entry) cannot play in :class:`BatchedVecEnv`, or None if it can."""
     if isinstance(opponent, str):
         return None if opponent == "random" else f"unknown opponent {opponent!r}"
-    if type(opponent) in (RandomAgent, CallAgent, RaiseAgent, TagAgent):
+    if type(opponent) in (RandomAgent, CallAgent, RaiseAgent, TagAgent, EquityAgent):
         return None
     if isinstance(opponent, PPOAgent):
         if tuple(opponent.features) != tuple(features):
             return (f"opponent {opponent.name!r} encodes observations with pieces {list(opponent.features)}, "
                     f"this env with {list(features)}")
         return None
-    return f"opponent {getattr(opponent, 'name', opponent)!r} has no batched form (only random, call, raise, tag and ppo)"
+    return (f"opponent {getattr(opponent, 'name', opponent)!r} has no batched form "
+            f"(only random, call, raise, tag, equity and ppo)")
 
 
 def unsupported(cfg) -> str | None:
@@ -99,8 +105,10 @@ def unsupported(cfg) -> str | None:
             if reason:
                 return f"opponents.baselines: {reason}"
             continue
+        if name == "equity":  # its options (samples, raise_edge, call_margin) are the core's too
+            continue
         if name not in ("random", "call", "raise", "tag") or options:
-            return f"opponents.baselines: {spec!r} has no batched form (only random, call, raise, tag and ppo)"
+            return f"opponents.baselines: {spec!r} has no batched form (only random, call, raise, tag, equity and ppo)"
     return None
 
 
@@ -134,6 +142,8 @@ class BatchedVecEnv(VecEnv):
         self._rng = np.random.default_rng(seed)
         self._actions: np.ndarray | None = None
         self._tags: dict[tuple[int, int], BatchedTag] = {}   # per (raise_shift, call_shift)
+        self._equity: dict[int, BatchedEquity] = {}       # pool index -> the core's equity agent
+        self._key_rngs: dict[int, np.random.Generator] = {}  # pool index -> its keys' generator
         self.set_opponents(["random"] if opponents is None else opponents, opponent_weights)
 
     # ------------------------------------------------------------------------------------
@@ -156,6 +166,7 @@ class BatchedVecEnv(VecEnv):
                 raise ValueError(f"opponent weights must be {len(pool)} non-negative numbers with a "
                                  f"positive sum, not {list(weights)!r}")
         self.opponents = pool
+        self._equity = {i: BatchedEquity.like(o) for i, o in enumerate(pool) if type(o) is EquityAgent}
         self._cumulative = np.cumsum(w / w.sum())
 
     def _new_hands(self, slots: np.ndarray) -> None:
@@ -199,10 +210,19 @@ class BatchedVecEnv(VecEnv):
                 if shifts not in self._tags:
                     self._tags[shifts] = BatchedTag(self.rules, raise_shift=shifts[0], call_shift=shifts[1])
                 out[pick] = self._tags[shifts].act(g, rows)
+            elif type(opponent) is EquityAgent:
+                out[pick] = self._equity[index].act(g, rows, self._keys(int(index)).integers(KEY_LIMIT, size=len(rows)))
             else:  # PPOAgent: one forward pass over its slots, on the core's observation of that seat
                 uniforms = None if opponent.deterministic else self._rng.random(len(rows))
                 out[pick] = opponent.choose_batch(g.observations[rows], masks, uniforms)
         return out
+
+    def _keys(self, index: int) -> np.random.Generator:
+        """The generator of the simulation keys of pool entry ``index`` (its own stream, so the
+        keys do not shift the other draws; seeded by the env's seed at ``reset()``)."""
+        if index not in self._key_rngs:
+            self._key_rngs[index] = np.random.default_rng(np.random.SeedSequence(self._seed, spawn_key=(2, index)))
+        return self._key_rngs[index]
 
     # ------------------------------------------------------------------------------------
     # Playing
@@ -281,6 +301,7 @@ class BatchedVecEnv(VecEnv):
     def reset(self) -> np.ndarray:
         seeds = np.random.SeedSequence(self._seed).generate_state(self.num_envs, dtype=np.uint64)
         self._rng = np.random.default_rng(np.random.SeedSequence(self._seed, spawn_key=(1,)))
+        self._key_rngs = {}
         self.game.reset(seeds=seeds, buttons=self._rng.integers(self.num_players, size=self.num_envs))
         self._new_hands(np.arange(self.num_envs))
         rewards = np.zeros(self.num_envs, dtype=np.float32)

@@ -17,7 +17,9 @@ lowest face-down spade among the hands still in (ace lowest), so a deal's share 
 high share plus half its Chicago share, or its whole high share when nobody holds a face-down
 spade.
 
-Two users: the **equity** agent (``agents.equity``, its own generator) and the observation's
+Two users: the **equity** agent (``agents.equity``: :func:`equity` with a ``key`` it draws
+from its own generator, so a decision is a function of the key, and the compiled core's
+``EquityPolicy`` makes the same one) and the observation's
 optional ``win_probability`` piece (``envs.observation``), which uses :func:`win_probability`:
 every deal when there are few (the last street), else deals from a small counter-based
 generator (:func:`sample_deals`) keyed by the visible cards. That function is the
@@ -194,29 +196,48 @@ def _spot(view: PlayerView) -> _Spot:
     return _Spot(active, layout, known, pool, need)
 
 
-def equity(view: PlayerView, samples: int, rng: np.random.Generator) -> float:
-    """The seat's expected share of the pot at showdown against random unseen cards.
+def equity(view: PlayerView, samples: int, rng: np.random.Generator | None = None, *,
+           key: int | None = None) -> float:
+    """The seat's expected share of the pot at showdown against random unseen cards: the mean
+    share over ``samples`` deals, drawn with ``rng``, or, given ``key`` (an int in
+    ``[0, 2**63)``) instead, by :func:`sample_deals` seeded with ``[key]``, so that one key
+    always gives the same float (the equity agent's decisions; the compiled core's
+    ``EquityPolicy`` draws the same deals).
 
     >>> from envs.engine.game import Game
     >>> g = Game("soko", 2, deck="As 2c Ah 3d Ad 4c", seed=1)  # seat 1: As Ah Ad, seat 0: 2c 3d 4c
     >>> g.check_or_call(); g.check_or_call()                   # bring-in, call: 3rd cards dealt
     >>> equity(g.view(1), 2000, np.random.default_rng(0)) > 0.85  # three aces against a draw
     True
+    >>> equity(g.view(1), 100, key=7) == equity(g.view(1), 100, key=7)
+    True
     """
-    return _mean_share(share_units(view, samples, rng))
+    return _mean_share(share_units(view, samples, rng, key=key))
 
 
-def share_units(view: PlayerView, samples: int, rng: np.random.Generator, *, max_exact: int = 0) -> np.ndarray:
+def share_units(view: PlayerView, samples: int, rng: np.random.Generator | None = None, *, max_exact: int = 0,
+                key: int | None = None) -> np.ndarray:
     """The seat's share of the pot in each of ``samples`` random deals of the unseen cards, in
     :data:`SHARE_UNITS` (int64; :func:`equity` is their mean over ``SHARE_UNITS``; the equity
     agent's ``policy`` uses their spread), or in every deal, once each, when the unseen cards
-    fall in at most ``max_exact`` ways. The last seat in gets the whole pot without a draw."""
+    fall in at most ``max_exact`` ways. The deals come from ``rng``, or from
+    :func:`sample_deals` seeded with ``[key]`` (exactly one of the two). The last seat in gets
+    the whole pot without a draw."""
+    if (rng is None) == (key is None):
+        raise ValueError("share_units: give either rng or key, not both or neither")
+    if key is not None and not 0 <= key < 2**63:
+        raise ValueError(f"share_units: key must be an int in [0, 2**63), not {key!r}")
+    if samples < 1:
+        raise ValueError(f"share_units: samples must be at least 1, not {samples}")
     if sum(1 for f in view.folded if not f) == 1:
         return np.full(samples, SHARE_UNITS, dtype=np.int64)
     spot = _spot(view)
     drawn = _every_deal(spot, max_exact)
     if drawn is None:
-        drawn = _draw(spot.pool, spot.need, samples, rng)  # (samples, need)
+        if key is None:
+            drawn = _draw(spot.pool, spot.need, samples, rng)  # (samples, need)
+        else:
+            drawn = sample_deals(spot.pool, spot.need, samples, [int(key)])
     return _share_units(view, spot, drawn)
 
 
