@@ -17,6 +17,9 @@ array                         meaning
 ``observations`` (N, O) f32   with ``observations=True``: the player to act's observation,
                               the layout and values of ``envs.observation`` (zeros: nobody),
                               with the optional pieces of ``observation_features``
+``observed_seats`` (N, P) b   with ``observations=True``: whose observations are written;
+                              a player to act not listed gets zeros, as nobody (default:
+                              every seat; :meth:`BatchedGame.set_observed_seats`)
 ============================  ========================================================
 
 With ``auto_reset`` (the default) a finished hand is replaced at once by a new one dealt from
@@ -127,6 +130,28 @@ class BatchedGame:
             self.observations = np.zeros((n, self.layout.size), dtype=np.float32)
             self._core.bind_observations(self.observations, [(p.name, p.start, p.size) for p in self.layout],
                                          self.layout.size, rules.max_players, rules.num_streets)
+            self.observed_seats = np.ones((n, num_players), dtype=np.bool_)
+            self._core.bind_observed_seats(self.observed_seats)
+
+    def set_observed_seats(self, seats, slots=None) -> None:
+        """Write observations only for the listed seats (bool, (N, P), or (len(slots), P) for
+        the hand slots ``slots``): when the player to act is not listed, its slot's row of
+        ``observations`` is zeros, as when nobody is to act, and the core skips encoding it
+        (the features' Monte-Carlo included). The rows of the slots given are rewritten at
+        once from their hands as they are; from then on every step reads the new seats.
+
+        Writing into ``observed_seats`` directly also works, from each slot's next step on."""
+        if self.observations is None:
+            raise ValueError("observed seats need observations=True")
+        rows = np.arange(self.n) if slots is None else np.asarray(slots, dtype=np.int64).reshape(-1)
+        seats = np.asarray(seats)
+        if seats.shape != (len(rows), self.num_players):
+            raise ValueError(f"observed seats: one row of {self.num_players} bools per hand slot given, "
+                             f"shape {(len(rows), self.num_players)}, not {seats.shape}")
+        if len(rows) and (rows.min() < 0 or rows.max() >= self.n):
+            raise ValueError(f"observed seats: hand slots are 0 to {self.n - 1}, not {rows.min()}..{rows.max()}")
+        self.observed_seats[rows] = seats
+        self._core.rewrite(rows)
 
     def reset(self, *, seeds=None, decks=None, buttons=None, stacks=None) -> None:
         """Deal a new hand in every slot. ``seeds`` (N ints) seed each slot's stream (used for

@@ -1145,6 +1145,14 @@ struct Batch {
   ObsLayout layout;
   py::array obs_a;
   float* obs_p = nullptr;
+  // ---- observed seats ----
+  // (size, num_players) bool, bound by bind_observed_seats(): a hand's observation row is
+  // written only when its player to act is a listed seat of that hand (the others read no
+  // observation: the training VecEnv's scripted and core opponents), else it is zeroed as
+  // when nobody is to act. Unbound (nullptr): every seat, as before.
+  py::array observed_a;
+  const uint8_t* observed_p = nullptr;
+  // ---- end of observed seats ----
   int win_samples = 64, win_exact = 2000;  // the win_probability feature's (observation features)
 
   Batch(CoreRules r, int players, int n) : rules(std::move(r)), num_players(players), size(n) {
@@ -1197,6 +1205,27 @@ struct Batch {
     for (int i = 0; i < size; ++i) write(i);
   }
 
+  // ---- observed seats ----
+  // seats (N, players) bool/uint8: which seats' observations write() encodes (see observed_p).
+  // Read in place at every write, so the owner may change it between steps; rewrite() then
+  // brings the rows of the slots it changed up to date.
+  void bind_observed_seats(py::array seats) {
+    if (!layout.size) throw std::logic_error("bind_observations() first");
+    observed_p = data_of<uint8_t>(seats, (py::ssize_t)size * num_players,
+                                  "observed seats (bool, N x players)");
+    observed_a = seats;
+  }
+
+  // Write the outputs of the listed slots again from their hands as they are (after the
+  // observed seats of those slots changed).
+  void rewrite(py::array_t<int64_t, py::array::c_style | py::array::forcecast> slots) {
+    const int64_t* s = slots.data();
+    for (py::ssize_t j = 0; j < slots.size(); ++j)
+      if (s[j] < 0 || s[j] >= size) throw std::out_of_range("rewrite: no hand slot " + std::to_string(s[j]));
+    for (py::ssize_t j = 0; j < slots.size(); ++j) write((int)s[j]);
+  }
+  // ---- end of observed seats ----
+
   py::array_t<float> observe(int i, int seat) const {
     const Hand& h = hand(i);
     if (!layout.size) throw std::logic_error("bind_observations() first");
@@ -1210,7 +1239,8 @@ struct Batch {
     const Hand& h = hands[i];
     if (obs_p) {
       float* row = obs_p + (size_t)i * layout.size;
-      if (h.current >= 0) encode(h, h.current, layout, row);
+      if (h.current >= 0 && (!observed_p || observed_p[(size_t)i * num_players + h.current]))
+        encode(h, h.current, layout, row);
       else std::fill(row, row + layout.size, 0.0f);
     }
     if (current_p) current_p[i] = h.current;
@@ -1617,6 +1647,8 @@ PYBIND11_MODULE(_stud_core, m) {
       .def("bind", &Batch::bind)
       .def("bind_observations", &Batch::bind_observations)
       .def("observe", &Batch::observe)
+      .def("bind_observed_seats", &Batch::bind_observed_seats)
+      .def("rewrite", &Batch::rewrite, py::arg("slots"))
       .def("reset", &Batch::reset, py::arg("seeds") = py::none(), py::arg("decks") = py::none(),
            py::arg("buttons") = py::none(), py::arg("stacks") = py::none())
       .def("step", &Batch::step)

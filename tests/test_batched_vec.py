@@ -362,3 +362,64 @@ def test_a_training_run_on_either_pipeline(tmp_path, pipeline):
     run_dir = main(cfg, command=["python", "train/ppo.py"], progress=False)
     assert (run_dir / "final_model.zip").exists()
     assert len(list((run_dir / "snapshots").glob("snapshot_*.zip"))) >= 1   # snapshots joined the pool
+
+
+def _recording_ppo(size, actions, seen, seed=0):
+    """A PPOAgent on a small random network that records the observations it is given."""
+    from agents.trained import NumpyActor, PPOAgent
+    from envs.observation import FEATURES
+
+    rng = np.random.default_rng(seed)
+    agent = PPOAgent(path=f"ppo-test-{seed}", deterministic=False)
+    agent._actor = NumpyActor([(rng.normal(size=(8, size)).astype(np.float32), rng.normal(size=8).astype(np.float32), "Tanh"),
+                               (rng.normal(size=(actions, 8)).astype(np.float32), np.zeros(actions, np.float32), None)])
+    agent._features = tuple(FEATURES)
+    choose = agent.choose_batch
+
+    def recorded(observations, masks, uniforms=None):
+        seen.append(np.array(observations))
+        return choose(observations, masks, uniforms)
+
+    agent.choose_batch = recorded
+    return agent
+
+
+@pytest.mark.parametrize("players", [2, 3])
+def test_the_learner_and_trained_opponents_see_what_they_saw_with_every_seat_observed(players):
+    """Only the learner's and the PPO opponents' observations are written; theirs are those
+    the env gives when it writes every seat's (same seeds, same actions), pool changes included."""
+    from envs.observation import FEATURES, build_layout
+
+    size = build_layout("soko", FEATURES).size
+    runs = {}
+    for every in (False, True):
+        seen_a, seen_b = [], []
+        ppo_a, ppo_b = _recording_ppo(size, 3, seen_a, 1), _recording_ppo(size, 3, seen_b, 2)
+        env = BatchedVecEnv("soko", players, 32, observation_features=tuple(FEATURES), seed=5,
+                            opponents=["random", TagAgent(), ppo_a], opponent_weights=[1, 1, 2],
+                            observe_every_seat=every)
+        rng = np.random.default_rng(9)
+        obs = [env.reset()]
+        rewards, terminals, skipped = [], [], 0
+        for step in range(80):
+            if step == 40:   # a new pool: the hands under way now play ppo_b at index 0 (read by nobody before)
+                env.set_opponents([ppo_b, CallAgent(), "random"], [2, 1, 1])
+            masks = env.action_masks()
+            o, r, d, infos = env.step(np.argmax(rng.random(masks.shape) * masks, axis=1))
+            obs.append(o)
+            rewards.append(r)
+            terminals += [infos[i]["terminal_observation"] for i in np.flatnonzero(d)]
+            current = env.game.current_player   # the learner everywhere after a step: its row written
+            assert (current == env.learner_seat).all()
+            skipped += int((~env.game.observed_seats).sum())
+        runs[every] = obs, rewards, terminals, seen_a, seen_b, skipped
+    (obs, rewards, terminals, seen_a, seen_b, skipped), (obs_all, rewards_all, terminals_all, *seen_all, none) = runs[False], runs[True]
+    np.testing.assert_array_equal(np.stack(obs), np.stack(obs_all))
+    np.testing.assert_array_equal(np.stack(rewards), np.stack(rewards_all))
+    np.testing.assert_array_equal(np.stack(terminals), np.stack(terminals_all))
+    for mine, theirs in zip((seen_a, seen_b), seen_all):
+        assert len(mine) == len(theirs) > 10
+        for a, b in zip(mine, theirs):
+            np.testing.assert_array_equal(a, b)
+            assert a.any(axis=1).all()   # written: a seat always sees its own cards
+    assert skipped > 0 and none == 0   # some seats were left out, and none with every seat observed

@@ -155,3 +155,54 @@ def test_the_reference_scores_three_card_hands_after_many_rows(monkeypatch):
     monkeypatch.setitem(equity._LAZY_ROWS, key, equity.BUILD_AFTER)  # as if after many rows
     game = Game(r, 2, seed=3)
     assert win_probability(game.view(0)) == core_win_probability(game, 0)
+
+
+@pytest.mark.parametrize("name,players", [("soko", 2), ("soko", 4), ("follow_the_bitch", 3)])
+def test_observed_seats_write_the_same_observations_for_the_listed_seats_only(name, players):
+    """Two batches on the same seeds and actions, one writing every seat's observation and one
+    only some seats' (changed now and then, as the training env does per hand): where the
+    player to act is listed the rows are equal, elsewhere they are zeros."""
+    n = 24
+    every = BatchedGame(name, players, n, observations=True, observation_features=ALL)
+    some = BatchedGame(name, players, n, observations=True, observation_features=ALL)
+    assert some.observed_seats.shape == (n, players) and some.observed_seats.all()  # default: every seat
+    for g in (every, some):
+        g.reset(seeds=range(n))
+    rng = np.random.default_rng(players)
+    written = skipped = encoded_elsewhere = 0
+    for step in range(60):
+        if step % 7 == 0:   # new seats for some slots: their rows are rewritten at once
+            slots = rng.choice(n, size=n // 2, replace=False)
+            some.set_observed_seats(rng.random((len(slots), players)) < 0.5, slots)
+        current = some.current_player
+        observed = some.observed_seats[np.arange(n), current] & (current >= 0)
+        np.testing.assert_array_equal(current, every.current_player)
+        np.testing.assert_array_equal(some.observations[observed], every.observations[observed])
+        assert not some.observations[~observed].any()
+        written += int(observed.sum())
+        skipped += int((~observed).sum())
+        encoded_elsewhere += int(every.observations[~observed].any(axis=1).sum())
+        actions = np.argmax(rng.random(every.action_mask.shape) * every.action_mask, axis=1)
+        for g in (every, some):
+            g.step(actions)
+    assert written > 300 and skipped > 300 and encoded_elsewhere == skipped   # both kinds of rows
+
+
+def test_observed_seats_refuse_bad_input_with_a_reason():
+    g = BatchedGame("soko", 3, 4, observations=True, observation_features=["win_probability"])
+    g.reset(seeds=range(4))
+    for seats, slots, message in [(np.ones((4, 2), bool), None, r"shape \(4, 3\), not \(4, 2\)"),
+                                  (np.ones((3, 3), bool), None, r"shape \(4, 3\)"),
+                                  (np.ones((2, 3), bool), [0, 4], "hand slots are 0 to 3"),
+                                  (np.ones((1, 3), bool), [-1], "hand slots are 0 to 3")]:
+        with pytest.raises(ValueError, match=message):
+            g.set_observed_seats(seats, slots)
+    with pytest.raises(ValueError, match="observations=True"):
+        BatchedGame("soko", 3, 4).set_observed_seats(np.ones((4, 3), bool))
+    core = _stud_core.Batch(core_rules("soko"), 3, 4)
+    with pytest.raises(RuntimeError, match="bind_observations"):
+        core.bind_observed_seats(np.ones((4, 3), bool))
+    with pytest.raises(ValueError, match=r"observed seats \(bool, N x players\)"):
+        g._core.bind_observed_seats(np.ones((4, 3), np.int32))
+    with pytest.raises(IndexError, match="no hand slot 9"):
+        g._core.rewrite([9])

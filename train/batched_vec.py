@@ -113,13 +113,19 @@ def unsupported(cfg) -> str | None:
 
 
 class BatchedVecEnv(VecEnv):
-    """``n`` hands of ``rules`` at ``num_players`` seats, one learner seat each (module docstring)."""
+    """``n`` hands of ``rules`` at ``num_players`` seats, one learner seat each (module docstring).
+
+    The core writes the observation of the player to act only for the learner's seat and the
+    seats of ``PPOAgent`` opponents (``BatchedGame.set_observed_seats``, set for each new hand
+    and pool); ``observe_every_seat=True`` writes every seat's, as before (the same values
+    where they are read, slower: a benchmark's A/B switch)."""
 
     render_mode = None  # hands are arrays here; SingleAgentEnv renders one (``render_mode="ansi"``)
 
     def __init__(self, rules: Rules | str, num_players: int, n: int, *,
                  observation_features: Sequence[str] = (), opponents: Sequence[Any] | None = None,
-                 opponent_weights: Sequence[float] | None = None, seed: int = 0, threads: int = 1) -> None:
+                 opponent_weights: Sequence[float] | None = None, seed: int = 0, threads: int = 1,
+                 observe_every_seat: bool = False) -> None:
         self.rules = rules = get_rules(rules)
         if type(n) is not int or n < 1:
             raise ValueError(f"a BatchedVecEnv needs at least one hand slot, not {n!r}")
@@ -144,6 +150,7 @@ class BatchedVecEnv(VecEnv):
         self._tags: dict[tuple[int, int], BatchedTag] = {}   # per (raise_shift, call_shift)
         self._equity: dict[int, BatchedEquity] = {}       # pool index -> the core's equity agent
         self._key_rngs: dict[int, np.random.Generator] = {}  # pool index -> its keys' generator
+        self.observe_every_seat = observe_every_seat   # True: the core writes every seat's (as before)
         self.set_opponents(["random"] if opponents is None else opponents, opponent_weights)
 
     # ------------------------------------------------------------------------------------
@@ -168,6 +175,21 @@ class BatchedVecEnv(VecEnv):
         self.opponents = pool
         self._equity = {i: BatchedEquity.like(o) for i, o in enumerate(pool) if type(o) is EquityAgent}
         self._cumulative = np.cumsum(w / w.sum())
+        # Which pool entries read the core's observations (the others decide from the masks or
+        # the core's own hands); the hands under way keep their entries' indices, now of this pool.
+        self._reads = np.array([isinstance(o, PPOAgent) for o in pool] + [True])  # [-1]: the learner
+        self._observe(np.arange(self.num_envs))
+
+    def _observe(self, slots: np.ndarray) -> None:
+        """Tell the core whose observations to write in ``slots``: the learner's seat and the
+        seats of pool entries that read them (``PPOAgent``), or every seat with
+        ``observe_every_seat``. The core skips encoding the others' (the features' Monte-Carlo
+        most of all); their rows are zeros, which nobody reads."""
+        if self.observe_every_seat:
+            seats = np.ones((len(slots), self.num_players), dtype=bool)
+        else:
+            seats = self._reads[self.seat_opponents[slots]]
+        self.game.set_observed_seats(seats, slots)
 
     def _new_hands(self, slots: np.ndarray) -> None:
         """Draw the learner's seat and the opponents for the hands just dealt in ``slots``."""
@@ -185,6 +207,7 @@ class BatchedVecEnv(VecEnv):
         self._counts[slots] = 0
         self._vpip[slots] = False
         self._illegal[slots] = 0
+        self._observe(slots)
 
     def _opponent_actions(self, slots: np.ndarray, seats: np.ndarray) -> np.ndarray:
         """The opponents' action ids in ``slots`` (their player to act at ``seats``)."""
