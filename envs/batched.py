@@ -137,8 +137,9 @@ class BatchedGame:
         """Write observations only for the listed seats (bool, (N, P), or (len(slots), P) for
         the hand slots ``slots``): when the player to act is not listed, its slot's row of
         ``observations`` is zeros, as when nobody is to act, and the core skips encoding it
-        (the features' Monte-Carlo included). The rows of the slots given are rewritten at
-        once from their hands as they are; from then on every step reads the new seats.
+        (the features' Monte-Carlo included). The rows of the slots given are brought up to
+        date at once (encoded or zeroed where their player to act's listing changed); from
+        then on every step reads the new seats.
 
         Writing into ``observed_seats`` directly also works, from each slot's next step on."""
         if self.observations is None:
@@ -151,7 +152,7 @@ class BatchedGame:
         if len(rows) and (rows.min() < 0 or rows.max() >= self.n):
             raise ValueError(f"observed seats: hand slots are 0 to {self.n - 1}, not {rows.min()}..{rows.max()}")
         self.observed_seats[rows] = seats
-        self._core.rewrite(rows)
+        self._core.refresh_observations(rows)
 
     def reset(self, *, seeds=None, decks=None, buttons=None, stacks=None) -> None:
         """Deal a new hand in every slot. ``seeds`` (N ints) seed each slot's stream (used for

@@ -1152,6 +1152,7 @@ struct Batch {
   // when nobody is to act. Unbound (nullptr): every seat, as before.
   py::array observed_a;
   const uint8_t* observed_p = nullptr;
+  std::vector<uint8_t> encoded;  // per hand: its row holds an observation (not zeros)
   // ---- end of observed seats ----
   int win_samples = 64, win_exact = 2000;  // the win_probability feature's (observation features)
 
@@ -1202,13 +1203,14 @@ struct Batch {
     obs_p = data_of<float>(obs, (py::ssize_t)size * size_, "observations (float32, N x layout size)");
     obs_a = obs;
     layout = L;
+    encoded.assign(size, 0);
     for (int i = 0; i < size; ++i) write(i);
   }
 
   // ---- observed seats ----
   // seats (N, players) bool/uint8: which seats' observations write() encodes (see observed_p).
-  // Read in place at every write, so the owner may change it between steps; rewrite() then
-  // brings the rows of the slots it changed up to date.
+  // Read in place at every write, so the owner may change it between steps;
+  // refresh_observations() then brings the rows of the slots it changed up to date.
   void bind_observed_seats(py::array seats) {
     if (!layout.size) throw std::logic_error("bind_observations() first");
     observed_p = data_of<uint8_t>(seats, (py::ssize_t)size * num_players,
@@ -1216,13 +1218,23 @@ struct Batch {
     observed_a = seats;
   }
 
-  // Write the outputs of the listed slots again from their hands as they are (after the
-  // observed seats of those slots changed).
-  void rewrite(py::array_t<int64_t, py::array::c_style | py::array::forcecast> slots) {
+  // Whether hand i's row should hold the observation of its player to act.
+  bool wanted(int i) const {
+    int seat = hands[i].current;
+    return seat >= 0 && (!observed_p || observed_p[(size_t)i * num_players + seat]);
+  }
+
+  // After the observed seats of the listed slots changed: the rows whose player to act became
+  // listed are encoded, those whose player is no longer listed zeroed; the others already hold
+  // what write() would give (an observation depends on the hand and seat only). A hand just
+  // re-dealt by auto_reset and given new seats thus costs one encode at most.
+  void refresh_observations(py::array_t<int64_t, py::array::c_style | py::array::forcecast> slots) {
     const int64_t* s = slots.data();
     for (py::ssize_t j = 0; j < slots.size(); ++j)
-      if (s[j] < 0 || s[j] >= size) throw std::out_of_range("rewrite: no hand slot " + std::to_string(s[j]));
-    for (py::ssize_t j = 0; j < slots.size(); ++j) write((int)s[j]);
+      if (s[j] < 0 || s[j] >= size)
+        throw std::out_of_range("refresh_observations: no hand slot " + std::to_string(s[j]));
+    for (py::ssize_t j = 0; j < slots.size(); ++j)
+      if (wanted((int)s[j]) != (bool)encoded[s[j]]) write((int)s[j]);
   }
   // ---- end of observed seats ----
 
@@ -1239,8 +1251,8 @@ struct Batch {
     const Hand& h = hands[i];
     if (obs_p) {
       float* row = obs_p + (size_t)i * layout.size;
-      if (h.current >= 0 && (!observed_p || observed_p[(size_t)i * num_players + h.current]))
-        encode(h, h.current, layout, row);
+      encoded[i] = wanted(i);
+      if (encoded[i]) encode(h, h.current, layout, row);
       else std::fill(row, row + layout.size, 0.0f);
     }
     if (current_p) current_p[i] = h.current;
@@ -1648,7 +1660,7 @@ PYBIND11_MODULE(_stud_core, m) {
       .def("bind_observations", &Batch::bind_observations)
       .def("observe", &Batch::observe)
       .def("bind_observed_seats", &Batch::bind_observed_seats)
-      .def("rewrite", &Batch::rewrite, py::arg("slots"))
+      .def("refresh_observations", &Batch::refresh_observations, py::arg("slots"))
       .def("reset", &Batch::reset, py::arg("seeds") = py::none(), py::arg("decks") = py::none(),
            py::arg("buttons") = py::none(), py::arg("stacks") = py::none())
       .def("step", &Batch::step)
