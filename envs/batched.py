@@ -131,6 +131,7 @@ class BatchedGame:
             self._core.bind_observations(self.observations, [(p.name, p.start, p.size) for p in self.layout],
                                          self.layout.size, rules.max_players, rules.num_streets)
             self.observed_seats = np.ones((n, num_players), dtype=np.bool_)
+            self._all_slots = np.arange(n)
             self._core.bind_observed_seats(self.observed_seats)
 
     def set_observed_seats(self, seats, slots=None) -> None:
@@ -144,15 +145,8 @@ class BatchedGame:
         Writing into ``observed_seats`` directly also works, from each slot's next step on."""
         if self.observations is None:
             raise ValueError("observed seats need observations=True")
-        rows = np.arange(self.n) if slots is None else np.asarray(slots, dtype=np.int64).reshape(-1)
-        seats = np.asarray(seats)
-        if seats.shape != (len(rows), self.num_players):
-            raise ValueError(f"observed seats: one row of {self.num_players} bools per hand slot given, "
-                             f"shape {(len(rows), self.num_players)}, not {seats.shape}")
-        if len(rows) and (rows.min() < 0 or rows.max() >= self.n):
-            raise ValueError(f"observed seats: hand slots are 0 to {self.n - 1}, not {rows.min()}..{rows.max()}")
-        self.observed_seats[rows] = seats
-        self._core.refresh_observations(rows)
+        # The core checks the shape and the slots (a ValueError that says which).
+        self._core.set_observed_seats(self._all_slots if slots is None else slots, seats)
 
     def reset(self, *, seeds=None, decks=None, buttons=None, stacks=None) -> None:
         """Deal a new hand in every slot. ``seeds`` (N ints) seed each slot's stream (used for

@@ -1232,9 +1232,34 @@ struct Batch {
     const int64_t* s = slots.data();
     for (py::ssize_t j = 0; j < slots.size(); ++j)
       if (s[j] < 0 || s[j] >= size)
-        throw std::out_of_range("refresh_observations: no hand slot " + std::to_string(s[j]));
+        throw std::invalid_argument("observed seats: hand slots are 0 to " + std::to_string(size - 1) +
+                                    ", not " + std::to_string(s[j]));
     for (py::ssize_t j = 0; j < slots.size(); ++j)
       if (wanted((int)s[j]) != (bool)encoded[s[j]]) write((int)s[j]);
+  }
+
+  // seats (len(slots), players) bools become the observed seats of those slots, then their
+  // rows are refreshed (one call: the training VecEnv sets them for every new hand).
+  void set_observed_seats(py::array_t<int64_t, py::array::c_style | py::array::forcecast> slots,
+                          py::array_t<uint8_t, py::array::c_style | py::array::forcecast> seats) {
+    if (!observed_p) throw std::logic_error("bind_observed_seats() first");
+    if (seats.ndim() != 2 || seats.shape(0) != slots.size() || seats.shape(1) != num_players) {
+      std::string got;
+      for (py::ssize_t d = 0; d < seats.ndim(); ++d) got += (d ? ", " : "") + std::to_string(seats.shape(d));
+      throw std::invalid_argument("observed seats: one row of " + std::to_string(num_players) +
+                                  " bools per hand slot given, shape (" + std::to_string(slots.size()) +
+                                  ", " + std::to_string(num_players) + "), not (" + got + ")");
+    }
+    const int64_t* s = slots.data();
+    for (py::ssize_t j = 0; j < slots.size(); ++j)
+      if (s[j] < 0 || s[j] >= size)
+        throw std::invalid_argument("observed seats: hand slots are 0 to " + std::to_string(size - 1) +
+                                    ", not " + std::to_string(s[j]));
+    uint8_t* out = const_cast<uint8_t*>(observed_p);  // bound writeable (data_of)
+    const uint8_t* in = seats.data();
+    for (py::ssize_t j = 0; j < slots.size(); ++j)
+      for (int p = 0; p < num_players; ++p) out[(size_t)s[j] * num_players + p] = in[j * num_players + p] != 0;
+    refresh_observations(slots);
   }
   // ---- end of observed seats ----
 
@@ -1660,7 +1685,7 @@ PYBIND11_MODULE(_stud_core, m) {
       .def("bind_observations", &Batch::bind_observations)
       .def("observe", &Batch::observe)
       .def("bind_observed_seats", &Batch::bind_observed_seats)
-      .def("refresh_observations", &Batch::refresh_observations, py::arg("slots"))
+      .def("set_observed_seats", &Batch::set_observed_seats, py::arg("slots"), py::arg("seats"))
       .def("reset", &Batch::reset, py::arg("seeds") = py::none(), py::arg("decks") = py::none(),
            py::arg("buttons") = py::none(), py::arg("stacks") = py::none())
       .def("step", &Batch::step)

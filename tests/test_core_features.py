@@ -204,5 +204,3 @@ def test_observed_seats_refuse_bad_input_with_a_reason():
         core.bind_observed_seats(np.ones((4, 3), bool))
     with pytest.raises(ValueError, match=r"observed seats \(bool, N x players\)"):
         g._core.bind_observed_seats(np.ones((4, 3), np.int32))
-    with pytest.raises(IndexError, match="no hand slot 9"):
-        g._core.refresh_observations([9])

@@ -214,19 +214,19 @@ class BatchedVecEnv(VecEnv):
         g = self.game
         out = np.empty(len(slots), dtype=np.int64)
         entries = self.seat_opponents[slots, seats]
-        for index in np.unique(entries):
+        # The entries that act, in increasing order (np.unique's, a few microseconds cheaper).
+        for index in np.bincount(entries, minlength=len(self.opponents)).nonzero()[0]:
             pick = entries == index
             rows = slots[pick]
-            masks = g.action_mask[rows]
             opponent = self.opponents[index]
             if isinstance(opponent, str) or type(opponent) is RandomAgent:  # uniform over the legal ids
-                legal = masks.astype(bool)
+                legal = g.action_mask[rows].astype(bool)
                 nth = (self._rng.random(len(rows)) * legal.sum(axis=1)).astype(np.int64)
                 out[pick] = (np.cumsum(legal, axis=1) <= nth[:, None]).sum(axis=1)
             elif type(opponent) is CallAgent:
                 out[pick] = CHECK_CALL
             elif type(opponent) is RaiseAgent:
-                can = masks[:, FIRST_BET] != 0 if masks.shape[1] > FIRST_BET else np.zeros(len(rows), bool)
+                can = g.action_mask[rows, FIRST_BET] != 0 if g.num_actions > FIRST_BET else np.zeros(len(rows), bool)
                 out[pick] = np.where(can, FIRST_BET, CHECK_CALL)
             elif type(opponent) is TagAgent:
                 shifts = (opponent.raise_shift, opponent.call_shift)
@@ -237,7 +237,7 @@ class BatchedVecEnv(VecEnv):
                 out[pick] = self._equity[index].act(g, rows, self._keys(int(index)).integers(KEY_LIMIT, size=len(rows)))
             else:  # PPOAgent: one forward pass over its slots, on the core's observation of that seat
                 uniforms = None if opponent.deterministic else self._rng.random(len(rows))
-                out[pick] = opponent.choose_batch(g.observations[rows], masks, uniforms)
+                out[pick] = opponent.choose_batch(g.observations[rows], g.action_mask[rows], uniforms)
         return out
 
     def _keys(self, index: int) -> np.random.Generator:
@@ -254,7 +254,7 @@ class BatchedVecEnv(VecEnv):
         """Step every slot with ``actions`` (-1: leave it); returns the slots whose hand ended."""
         g = self.game
         playing = actions >= 0
-        rows = np.flatnonzero(playing)
+        rows = playing.nonzero()[0]
         folds = rows[actions[rows] == FOLD]
         self._folded[folds, g.current_player[folds]] = True
         if learner:
@@ -263,7 +263,7 @@ class BatchedVecEnv(VecEnv):
             self._vpip[rows] |= (streets[rows] == 0) & _VOLUNTARY[kinds[rows]]
             self._acted[rows] = True
         g.step(actions)
-        return np.flatnonzero(g.dones)
+        return g.dones.nonzero()[0]
 
     def _finish(self, ended: np.ndarray, rewards: np.ndarray, dones: np.ndarray, infos: list) -> None:
         """Book the hands that ended in ``ended`` (episodes if the learner acted) and draw the next."""
@@ -305,7 +305,7 @@ class BatchedVecEnv(VecEnv):
         actions = np.full(self.num_envs, -1, dtype=np.int64)
         for _ in range(MAX_OPPONENT_ROUNDS):
             current = g.current_player
-            waiting = np.flatnonzero(current != self.learner_seat)
+            waiting = (current != self.learner_seat).nonzero()[0]
             if not len(waiting):
                 return
             stuck = waiting[current[waiting] < 0]
@@ -342,9 +342,9 @@ class BatchedVecEnv(VecEnv):
         actions, self._actions = self._actions, None
         n = self.num_envs
         legal = (actions >= 0) & (actions < g.num_actions)
-        legal[legal] = g.action_mask[np.flatnonzero(legal), actions[legal]] != 0
+        legal[legal] = g.action_mask[legal.nonzero()[0], actions[legal]] != 0
         if not legal.all():  # played as check/fold, as SingleAgentEnv does (counted per hand)
-            bad = np.flatnonzero(~legal)
+            bad = (~legal).nonzero()[0]
             actions = actions.copy()
             actions[bad] = np.where(g.action_mask[bad, FOLD] != 0, FOLD, CHECK_CALL)
             self._illegal[bad] += 1
