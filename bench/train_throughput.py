@@ -21,6 +21,13 @@ every setup alike):
   ``batch_size=64``, ``n_epochs=10``, ``[64, 64]``), torch's default thread count and
   distribution argument checks, in one env or a ``DummyVecEnv`` of four.
 
+``--observe-every-seat`` adds, for each batched row, the same setup with the core writing every
+player's observation (``BatchedVecEnv(observe_every_seat=True)``, as before the env listed only
+the seats that read them): an A/B of that change in the same run. ``--env-step-cost`` times
+only ``BatchedVecEnv.step`` on the config's env and pool with a uniformly random learner, in
+microseconds per learner step for each of ``--slots``, readers only against every seat
+(interleaved), and skips the training rows.
+
 An env-step is one ``VecEnv.step`` transition of one env: one learner decision in ours (the
 opponents' actions happen inside it), one player's action in the tutorial (it plays both
 seats). The time covers rollouts and gradient updates; the first rollout of each is warm-up.
@@ -28,7 +35,8 @@ A second table splits each of ours into the env (``VecEnv`` step and mask calls,
 included), the rest of SB3's rollout collection (policy forward passes, buffers, callbacks)
 and the gradient updates. Extra rows (``--variants``) measure other vectorizations of ours.
 
-    .venv/bin/python bench/train_throughput.py [--rounds 4] [--slots 16 256] [--no-features] [--variants] [--quick]
+    .venv/bin/python bench/train_throughput.py [--rounds 4] [--slots 16 256] [--no-features] [--variants]
+        [--observe-every-seat] [--env-step-cost [--env-seconds 2]] [--quick]
 
 Targets: ours at least 2x the tutorial's best (issue #5); the batched env at least 4x the
 single-agent pipeline on the same config, with the env at most 10% of its time (issue #14).
@@ -216,6 +224,29 @@ class Setup:
         return self.steps / self.seconds if self.seconds else float("nan")
 
 
+def env_step_cost(cfg: Config, slots: int, *, every_seat: bool, seconds: float, seed: int = 0) -> float:
+    """Microseconds per learner step of ``BatchedVecEnv.step`` (opponents included) at ``slots``
+    hand slots, the config's env and pool, a uniformly random learner; about ``seconds`` of it."""
+    import numpy as np
+
+    from train.batched_vec import BatchedVecEnv
+
+    env = BatchedVecEnv(cfg.env.game, cfg.env.players, slots, observation_features=cfg.env.observation_features,
+                        seed=seed, observe_every_seat=every_seat)
+    set_pool(env, cfg.opponents.baselines, [], self_play_weight=0.0, seed=seed, generation=0)
+    env.reset()
+    rng = np.random.default_rng(seed)
+    steps, elapsed = 0, 0.0
+    while elapsed < seconds:
+        masks = env.action_masks()
+        actions = np.argmax(rng.random(masks.shape) * masks, axis=1)
+        start = time.perf_counter()
+        env.step(actions)
+        elapsed += time.perf_counter() - start
+        steps += 1
+    return elapsed / (steps * slots) * 1e6
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--config", default=str(REPO / "configs" / "soko_ppo.yaml"))
@@ -232,9 +263,30 @@ def main(argv: list[str] | None = None) -> None:
                         help="hand slots of the batched env to measure (n_steps = rollout size / slots)")
     parser.add_argument("--no-features", action="store_true",
                         help="compare single_agent and batched without the config's observation features")
+    parser.add_argument("--observe-every-seat", action="store_true",
+                        help="also measure each batched row with the core writing every seat's observation")
+    parser.add_argument("--env-step-cost", action="store_true",
+                        help="only time BatchedVecEnv.step per learner step at each of --slots "
+                             "(readers only against every seat), no training")
+    parser.add_argument("--env-seconds", type=float, default=2.0,
+                        help="with --env-step-cost: seconds of stepping per measurement")
     args = quick_option.parse_args(parser, QUICK, argv)
 
     cfg = load_config(args.config)
+    if args.env_step_cost:
+        print(f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f}; us per learner step of "
+              f"BatchedVecEnv.step, {args.rounds} rounds of {args.env_seconds:g} s each, interleaved", flush=True)
+        for slots in args.slots:
+            cost = {False: [], True: []}
+            for _ in range(args.rounds):
+                for every in (True, False):
+                    cost[every].append(env_step_cost(cfg, slots, every_seat=every, seconds=args.env_seconds))
+            mine, before = min(cost[False]), min(cost[True])
+            print(f"{slots:>5} slots: readers only {mine:6.2f} us (rounds {' '.join(f'{c:.2f}' for c in cost[False])}), "
+                  f"every seat {before:6.2f} us ({' '.join(f'{c:.2f}' for c in cost[True])}): {before / mine:.2f}x "
+                  f"(best of each)")
+        print(f"load average at the end {os.getloadavg()[0]:.2f}")
+        return
     tutorial_steps = args.tutorial_n_steps
     threads = cfg.ppo.torch_threads
     from train.batched_vec import BatchedVecEnv
@@ -261,7 +313,16 @@ def main(argv: list[str] | None = None) -> None:
                                                       f"ppo.n_envs={slots}", f"ppo.n_steps={max(1, rollout // slots)}"])
         batched.append(Setup(f"batched{tag} ({slots} slots x {variant.ppo.n_steps})", our_model(variant),
                              threads=threads, validate=False))
-    setups += [single, *[b for b in batched if b is not setups[0]]]
+    twins = []   # --observe-every-seat: the same setups writing every seat's observation (A/B)
+    if args.observe_every_seat:
+        for b in batched:
+            variant = load_config(args.config, overrides=[*features, "ppo.pipeline=batched",
+                                                          f"ppo.n_envs={b.model.n_envs}", f"ppo.n_steps={b.model.n_steps}"])
+            twin = Setup(f"batched{tag}, every seat ({b.model.n_envs} slots x {b.model.n_steps})", our_model(variant),
+                         threads=threads, validate=False)
+            twin.model.get_env().unwrapped.observe_every_seat = True
+            twins.append(twin)
+    setups += [single, *[b for b in batched if b is not setups[0]], *twins]
     if not args.one_thread_tutorial_only:
         setups += [
             Setup("tutorial: texas_holdem_v4, 1 env", tutorial_model(1, n_steps=tutorial_steps),
@@ -297,7 +358,7 @@ def main(argv: list[str] | None = None) -> None:
         print(f"{s.label:{width}} {s.rate:>12.0f} {s.steps:>9} {s.seconds:>8.1f} {s.rate / reference:>16.2f}")
     print(f"\nwhere the time goes (shares of each setup's measured time):")
     print(f"{'setup':{width}} {'env+opponents':>14} {'SB3 collection':>15} {'gradient updates':>17} {'x single_agent':>15}")
-    for s in dict.fromkeys([setups[0], single, *batched]):
+    for s in dict.fromkeys([setups[0], single, *batched, *twins]):
         env, collect, train = s.shares()
         print(f"{s.label:{width}} {env:>14.1%} {collect:>15.1%} {train:>17.1%} {s.rate / single.rate:>15.2f}")
     print(f"\nload average at the end {os.getloadavg()[0]:.2f}")
