@@ -1210,7 +1210,7 @@ struct Batch {
   // ---- observed seats ----
   // seats (N, players) bool/uint8: which seats' observations write() encodes (see observed_p).
   // Read in place at every write, so the owner may change it between steps;
-  // refresh_observations() then brings the rows of the slots it changed up to date.
+  // set_observed_seats() changes it and brings the rows of the slots it changed up to date.
   void bind_observed_seats(py::array seats) {
     if (!layout.size) throw std::logic_error("bind_observations() first");
     observed_p = data_of<uint8_t>(seats, (py::ssize_t)size * num_players,
@@ -1227,15 +1227,10 @@ struct Batch {
   // After the observed seats of the listed slots changed: the rows whose player to act became
   // listed are encoded, those whose player is no longer listed zeroed; the others already hold
   // what write() would give (an observation depends on the hand and seat only). A hand just
-  // re-dealt by auto_reset and given new seats thus costs one encode at most.
-  void refresh_observations(py::array_t<int64_t, py::array::c_style | py::array::forcecast> slots) {
-    const int64_t* s = slots.data();
-    for (py::ssize_t j = 0; j < slots.size(); ++j)
-      if (s[j] < 0 || s[j] >= size)
-        throw std::invalid_argument("observed seats: hand slots are 0 to " + std::to_string(size - 1) +
-                                    ", not " + std::to_string(s[j]));
-    for (py::ssize_t j = 0; j < slots.size(); ++j)
-      if (wanted((int)s[j]) != (bool)encoded[s[j]]) write((int)s[j]);
+  // re-dealt by auto_reset and given new seats thus costs one encode at most. (Slots checked.)
+  void refresh_observations(const int64_t* slots, py::ssize_t count) {
+    for (py::ssize_t j = 0; j < count; ++j)
+      if (wanted((int)slots[j]) != (bool)encoded[slots[j]]) write((int)slots[j]);
   }
 
   // seats (len(slots), players) bools become the observed seats of those slots, then their
@@ -1259,7 +1254,7 @@ struct Batch {
     const uint8_t* in = seats.data();
     for (py::ssize_t j = 0; j < slots.size(); ++j)
       for (int p = 0; p < num_players; ++p) out[(size_t)s[j] * num_players + p] = in[j * num_players + p] != 0;
-    refresh_observations(slots);
+    refresh_observations(s, slots.size());
   }
   // ---- end of observed seats ----
 
