@@ -17,7 +17,7 @@ from envs.batched import BatchedGame
 from envs.engine.equity import equity
 from envs.engine.game import Game
 from envs.engine.rules import get_rules
-from tests.test_batched_vec import VARIANTS, _lockstep, _random_policy, _run
+from tests.test_batched_vec import VARIANTS, _lockstep, _random_policy, _run, _trajectory
 
 # (samples, raise_edge, call_margin): the default bars, and looser ones that bet and call more
 SETTINGS = [(24, 0.3, 0.0), (16, 0.1, -0.05)]
@@ -147,14 +147,7 @@ def test_a_vec_env_with_equity_opponents_conserves_chips(game, players):
 
 def test_equity_opponents_replay_with_the_seed_and_play_their_keys():
     def play(seed, samples=30):
-        env = BatchedVecEnv("soko", 2, 8, opponents=[EquityAgent(samples=samples)], seed=seed)
-        rng = np.random.default_rng(0)
-        out = [env.reset()]
-        for _ in range(40):
-            masks = env.action_masks()
-            obs, rewards, dones, _ = env.step(np.argmax(rng.random(masks.shape) * masks, axis=1))
-            out += [obs, rewards[:, None], dones[:, None]]
-        return np.concatenate([o.reshape(len(o), -1) for o in out], axis=1)
+        return _trajectory(BatchedVecEnv("soko", 2, 8, opponents=[EquityAgent(samples=samples)], seed=seed))
 
     np.testing.assert_array_equal(play(5), play(5))
     assert not np.array_equal(play(5), play(6))

@@ -197,16 +197,22 @@ def test_opponents_are_drawn_by_weight():
     assert abs(drawn.mean() - 0.75) < 0.05
 
 
+def _trajectory(env, steps: int = 40) -> np.ndarray:
+    """Observations, rewards and dones of ``steps`` steps of random legal actions (a fixed
+    generator), one row per slot: equal arrays mean the env replayed the same hands."""
+    rng = np.random.default_rng(0)
+    out = [env.reset()]
+    for _ in range(steps):
+        masks = env.action_masks()
+        obs, rewards, dones, _ = env.step(np.argmax(rng.random(masks.shape) * masks, axis=1))
+        out += [obs, rewards[:, None], dones[:, None]]
+    return np.concatenate([o.reshape(len(o), -1) for o in out], axis=1)
+
+
 def test_the_same_seed_replays_the_same_hands():
     def play(seed):
-        env = BatchedVecEnv("follow_the_bitch", 3, 8, opponents=POOL, opponent_weights=[1, 1, 1, 2], seed=seed)
-        rng = np.random.default_rng(0)
-        out = [env.reset()]
-        for _ in range(40):
-            masks = env.action_masks()
-            obs, rewards, dones, _ = env.step(np.argmax(rng.random(masks.shape) * masks, axis=1))
-            out += [obs, rewards[:, None], dones[:, None]]
-        return np.concatenate([o.reshape(len(o), -1) for o in out], axis=1)
+        return _trajectory(BatchedVecEnv("follow_the_bitch", 3, 8, opponents=POOL, opponent_weights=[1, 1, 1, 2],
+                                         seed=seed))
 
     np.testing.assert_array_equal(play(5), play(5))
     assert not np.array_equal(play(5), play(6))
