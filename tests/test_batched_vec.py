@@ -216,6 +216,10 @@ def test_the_same_seed_replays_the_same_hands():
 
     np.testing.assert_array_equal(play(5), play(5))
     assert not np.array_equal(play(5), play(6))
+    # Two tag entries with different bars: each plays its own (the same hands, other actions).
+    tight = _trajectory(BatchedVecEnv("soko", 2, 8, opponents=[TagAgent(raise_shift=6, call_shift=6)], seed=5))
+    loose = _trajectory(BatchedVecEnv("soko", 2, 8, opponents=[TagAgent(raise_shift=-6, call_shift=-6)], seed=5))
+    assert not np.array_equal(tight, loose)
     env = BatchedVecEnv("soko", 2, 4, seed=0)
     env.seed(5)
     assert env.seed() == [5] * 4
@@ -327,6 +331,7 @@ def test_refused_opponents_and_configs_name_the_reason(tmp_path):
     unbatched = f'opponents.baselines={{"cfr:{table}": 1}}'
     assert "no batched form" in unsupported(load_config(overrides=[unbatched]))
     assert unsupported(load_config(overrides=["opponents.baselines={\"equity:samples=50\": 1}"])) is None
+    assert unsupported(load_config(overrides=["opponents.baselines={\"tag:raise_shift=2\": 1, tag: 1}"])) is None
     assert unsupported(load_config(overrides=["env.observation_features=[hand_class]"])) is None
     with pytest.raises(ConfigError, match="ppo.pipeline is batched, but"):
         load_config(overrides=["ppo.pipeline=batched", unbatched])

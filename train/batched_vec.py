@@ -105,9 +105,9 @@ def unsupported(cfg) -> str | None:
             if reason:
                 return f"opponents.baselines: {reason}"
             continue
-        if name == "equity":  # its options (samples, raise_edge, call_margin) are the core's too
+        if name in ("equity", "tag"):  # their options are the core agents' too
             continue
-        if name not in ("random", "call", "raise", "tag") or options:
+        if name not in ("random", "call", "raise") or options:
             return f"opponents.baselines: {spec!r} has no batched form (only random, call, raise, tag, equity and ppo)"
     return None
 
@@ -147,8 +147,7 @@ class BatchedVecEnv(VecEnv):
         self._seed = seed
         self._rng = np.random.default_rng(seed)
         self._actions: np.ndarray | None = None
-        self._tags: dict[tuple[int, int], BatchedTag] = {}   # per (raise_shift, call_shift)
-        self._equity: dict[int, BatchedEquity] = {}       # pool index -> the core's equity agent
+        self._in_core: dict[int, BatchedTag | BatchedEquity] = {}   # pool index -> its core agent
         self._key_rngs: dict[int, np.random.Generator] = {}  # pool index -> its keys' generator
         self.observe_every_seat = observe_every_seat   # True: the core writes every seat's (as before)
         self.set_opponents(["random"] if opponents is None else opponents, opponent_weights)
@@ -173,7 +172,10 @@ class BatchedVecEnv(VecEnv):
                 raise ValueError(f"opponent weights must be {len(pool)} non-negative numbers with a "
                                  f"positive sum, not {list(weights)!r}")
         self.opponents = pool
-        self._equity = {i: BatchedEquity.like(o) for i, o in enumerate(pool) if type(o) is EquityAgent}
+        # tag and equity entries play in the core, each with its own options.
+        self._in_core = {i: BatchedEquity.like(o) for i, o in enumerate(pool) if type(o) is EquityAgent}
+        self._in_core.update({i: BatchedTag(self.rules, raise_shift=o.raise_shift, call_shift=o.call_shift)
+                              for i, o in enumerate(pool) if type(o) is TagAgent})
         self._cumulative = np.cumsum(w / w.sum())
         # Which pool entries read the core's observations (the others decide from the masks or
         # the core's own hands); the hands under way keep their entries' indices, now of this pool.
@@ -229,12 +231,9 @@ class BatchedVecEnv(VecEnv):
                 can = g.action_mask[rows, FIRST_BET] != 0 if g.num_actions > FIRST_BET else np.zeros(len(rows), bool)
                 out[pick] = np.where(can, FIRST_BET, CHECK_CALL)
             elif type(opponent) is TagAgent:
-                shifts = (opponent.raise_shift, opponent.call_shift)
-                if shifts not in self._tags:
-                    self._tags[shifts] = BatchedTag(self.rules, raise_shift=shifts[0], call_shift=shifts[1])
-                out[pick] = self._tags[shifts].act(g, rows)
+                out[pick] = self._in_core[index].act(g, rows)
             elif type(opponent) is EquityAgent:
-                out[pick] = self._equity[index].act(g, rows, self._keys(int(index)).integers(KEY_LIMIT, size=len(rows)))
+                out[pick] = self._in_core[index].act(g, rows, self._keys(int(index)).integers(KEY_LIMIT, size=len(rows)))
             else:  # PPOAgent: one forward pass over its slots, on the core's observation of that seat
                 uniforms = None if opponent.deterministic else self._rng.random(len(rows))
                 out[pick] = opponent.choose_batch(g.observations[rows], g.action_mask[rows], uniforms)
