@@ -99,8 +99,9 @@ class BatchedGame:
 
     ``observations``: also write the player to act's observation (``self.observations``), with
     the optional pieces ``observation_features`` (names of ``envs.observation.FEATURES``);
-    ``threads``: split each step's hands over this many threads (the GIL is released during a
-    step either way, so other Python threads run meanwhile)."""
+    ``threads``: split each step's hands (and the core agents' decisions, ``TagPolicy`` and
+    ``BatchedEquity``) over this many threads, started once and kept, asleep between calls (the
+    GIL is released during a step either way, so other Python threads run meanwhile)."""
 
     def __init__(self, rules: Rules | str, num_players: int, n: int, *, auto_reset: bool = True,
                  observations: bool = False, observation_features=(), threads: int = 1) -> None:
@@ -113,7 +114,9 @@ class BatchedGame:
         self.num_actions = num_actions(rules)
         self._core = _stud_core.Batch(core_rules(rules), num_players, n)
         self._core.auto_reset = auto_reset
-        self._core.threads = max(1, int(threads))
+        if type(threads) is not int or threads < 1:
+            raise ValueError(f"threads must be a whole number of at least 1, not {threads!r}")
+        self.threads = self._core.threads = threads
         self.current_player = np.full(n, -1, dtype=np.int32)
         self.action_mask = np.zeros((n, self.num_actions), dtype=np.int8)
         self.pot = np.zeros(n, dtype=np.int32)

@@ -10,6 +10,12 @@
 #include <pybind11/stl.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <memory>
+#include <mutex>
 #include <cmath>
 #include <cstdint>
 #include <stdexcept>
@@ -18,6 +24,8 @@
 #include <tuple>
 #include <unordered_map>
 #include <vector>
+
+#include <unistd.h>
 
 namespace py = pybind11;
 
@@ -770,10 +778,12 @@ static Scales chip_scales(const CoreRules& r, const int* stacks, int n) {
 
 static inline float scaled(long value, float scale) { return std::min((float)value * scale, 1.0f); }
 
-static void encode_features(const Hand& h, int o, const ObsLayout& L, float* out);
+struct WinMemo;
+static void encode_features(const Hand& h, int o, const ObsLayout& L, float* out, WinMemo* memo);
 
-// ObservationEncoder.encode(game, seat) into out[0:layout.size].
-static void encode(const Hand& h, int o, const ObsLayout& L, float* out) {
+// ObservationEncoder.encode(game, seat) into out[0:layout.size]; ``memo`` (optional) keeps the
+// seat's last win_probability (see WinMemo).
+static void encode(const Hand& h, int o, const ObsLayout& L, float* out, WinMemo* memo = nullptr) {
   const CoreRules& r = *h.r;
   std::fill(out, out + L.size, 0.0f);
   const int n = h.n;
@@ -839,7 +849,7 @@ static void encode(const Hand& h, int o, const ObsLayout& L, float* out) {
       for (int s = 0; s < L.rounds; ++s)
         for (int k = 0; k < 2; ++k) out[at[HISTORY] + (rel * L.rounds + s) * 2 + k] = h.history[q][s][k];
   }
-  encode_features(h, o, L, out);
+  encode_features(h, o, L, out, memo);
 }
 
 // ---- observation features ----
@@ -1030,10 +1040,17 @@ static double mean_share(const SeatView& v, int samples, int max_exact, uint64_t
 }
 
 // equity.win_probability: mean_share with the deals keyed by equity.visible_seed (0 for a seat
-// that has folded).
-static double win_probability(const SeatView& v, int samples, int max_exact) {
+// that has folded). Its value is a function of what the seat sees (those seed words, with the
+// street and the wild rank), so a seat's last value is kept (WinMemo) and used again while
+// nothing it sees has changed: the next decisions of a betting round cost no simulation.
+struct WinMemo {
+  std::vector<uint64_t> key;  // the seed words, then the street and the wild rank
+  double value = 0.0;
+};
+
+static double win_probability(const SeatView& v, int samples, int max_exact, WinMemo* memo = nullptr) {
   if (v.folded[v.seat]) return 0.0;
-  uint64_t words[3 + MAX_CARDS + MAX_PLAYERS * (MAX_CARDS + 1)];
+  uint64_t words[3 + MAX_CARDS + MAX_PLAYERS * (MAX_CARDS + 1) + 2];
   int m = 0;
   words[m++] = (uint64_t)v.seat;
   words[m++] = (uint64_t)v.button;
@@ -1043,11 +1060,17 @@ static double win_probability(const SeatView& v, int samples, int max_exact) {
     for (int j = 0; j < v.nup[q]; ++j) words[m++] = (uint64_t)v.up[q][j];
     words[m++] = 53 + (v.folded[q] ? 1 : 0);
   }
-  return mean_share(v, samples, max_exact, fold_seed(words, m));
+  if (!memo) return mean_share(v, samples, max_exact, fold_seed(words, m));
+  words[m] = (uint64_t)v.street;  // not seed words: the rest of the memo's key
+  words[m + 1] = (uint64_t)(v.wild + 1);
+  if (memo->key.size() == (size_t)m + 2 && std::equal(words, words + m + 2, memo->key.begin())) return memo->value;
+  memo->value = mean_share(v, samples, max_exact, fold_seed(words, m));
+  memo->key.assign(words, words + m + 2);
+  return memo->value;
 }
 
 // observation._write_hand_class, _showing_classes and _write_win_probability.
-static void encode_features(const Hand& h, int o, const ObsLayout& L, float* out) {
+static void encode_features(const Hand& h, int o, const ObsLayout& L, float* out, WinMemo* memo) {
   const int* at = L.start;
   const EvalOptions opts = h.r->eval();
   const int wm = h.wild_mask();
@@ -1068,7 +1091,7 @@ static void encode_features(const Hand& h, int o, const ObsLayout& L, float* out
       int pot = h.pot();
       value = pot ? (double)(h.payoffs[o] + h.total[o]) / (double)pot : 0.0;
     } else {
-      value = win_probability(seat_view(h, o), L.win_samples, L.win_exact);
+      value = win_probability(seat_view(h, o), L.win_samples, L.win_exact, memo);
     }
     out[at[WIN_PROBABILITY]] = (float)value;
   }
@@ -1127,11 +1150,126 @@ static T* data_of(py::array& a, py::ssize_t size, const char* what) {
   return static_cast<T*>(a.mutable_data());
 }
 
+// Threads that stay: Workers::run(parts, fn) calls fn(0) on the caller and fn(1..parts-1) on
+// threads started once and kept. The evaluator's rank-count memo is per thread
+// (nonflush_score_memo), so a thread started for each call began with an empty memo every time
+// and made two threads slower than one; these keep theirs. A kept thread waits for its next
+// job spinning for SPIN_US (a training step makes a few calls microseconds apart; waking a
+// sleeping thread takes tens of microseconds), then asleep on a condition variable; the caller
+// waits for the others the same way. Threads are started on first use, and again in a forked
+// child, which has none of its parent's threads: there the parent's threads, mutex and
+// condition variables (which may count the parent's waiters) are left alone, never used or
+// destroyed, and new ones are made.
+class Workers {
+ public:
+  static constexpr int SPIN_US = 50;
+
+  Workers() = default;
+  Workers(const Workers&) = delete;
+  Workers& operator=(const Workers&) = delete;
+  ~Workers() {
+    if (!s_ || owner_ != getpid()) return;  // a forked child's copy: the parent's to end
+    {
+      std::lock_guard<std::mutex> lock(s_->m);
+      s_->quit.store(true);
+    }
+    s_->wake.notify_all();
+    for (auto& t : s_->threads) t.join();
+  }
+
+  void run(int parts, const std::function<void(int)>& fn) {
+    if (parts <= 1) { fn(0); return; }
+    start(parts - 1);
+    State& st = *s_;
+    st.job = &fn;
+    st.parts = parts;
+    st.pending.store(parts - 1);
+    {
+      std::lock_guard<std::mutex> lock(st.m);
+      st.generation.fetch_add(1, std::memory_order_release);
+    }
+    st.wake.notify_all();
+    std::exception_ptr mine;
+    try { fn(0); } catch (...) { mine = std::current_exception(); }
+    if (!spin_until([&] { return st.pending.load(std::memory_order_acquire) == 0; })) {
+      std::unique_lock<std::mutex> lock(st.m);
+      st.done.wait(lock, [&] { return st.pending.load(std::memory_order_acquire) == 0; });
+    }
+    st.job = nullptr;
+    if (mine) std::rethrow_exception(mine);
+    std::lock_guard<std::mutex> lock(st.m);
+    if (st.error) { auto e = st.error; st.error = nullptr; std::rethrow_exception(e); }
+  }
+
+ private:
+  struct State {
+    std::mutex m;
+    std::condition_variable wake, done;
+    std::atomic<uint64_t> generation{0};
+    std::atomic<int> pending{0};
+    std::atomic<bool> quit{false};
+    const std::function<void(int)>* job = nullptr;  // set before generation moves on
+    int parts = 0;
+    std::exception_ptr error;  // under m
+    std::vector<std::thread> threads;
+  };
+
+  template <typename F>
+  static bool spin_until(F ready) {
+    auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(SPIN_US);
+    for (int i = 1;; ++i) {
+      if (ready()) return true;
+      if (i % 64 == 0 && std::chrono::steady_clock::now() > until) return ready();
+    }
+  }
+
+  void start(int wanted) {
+    if (s_ && owner_ != getpid()) s_.release();  // the parent's, after a fork: left as it is
+    if (!s_) {
+      s_ = std::make_unique<State>();
+      owner_ = getpid();
+    }
+    while ((int)s_->threads.size() < wanted) {
+      int index = (int)s_->threads.size() + 1;
+      State* st = s_.get();
+      s_->threads.emplace_back([st, index] { loop(*st, index); });
+    }
+  }
+
+  static void loop(State& st, int index) {
+    uint64_t seen = 0;
+    while (true) {
+      auto moved = [&] { return st.quit.load() || st.generation.load(std::memory_order_acquire) != seen; };
+      if (!spin_until(moved)) {
+        std::unique_lock<std::mutex> lock(st.m);
+        st.wake.wait(lock, moved);
+      }
+      if (st.quit.load()) return;
+      seen = st.generation.load(std::memory_order_acquire);
+      if (index >= st.parts) continue;  // this call needs fewer threads than there are
+      try {
+        (*st.job)(index);
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(st.m);
+        if (!st.error) st.error = std::current_exception();
+      }
+      if (st.pending.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+        std::lock_guard<std::mutex> lock(st.m);
+        st.done.notify_one();
+      }
+    }
+  }
+
+  std::unique_ptr<State> s_;
+  pid_t owner_ = 0;
+};
+
 struct Batch {
   CoreRules rules;
   int num_players, size;
   bool auto_reset = true;
   int threads = 1;
+  std::unique_ptr<Workers> workers = std::make_unique<Workers>();  // the threads beyond the caller's
   std::vector<Hand> hands;
   std::vector<Rng> rngs;
   std::vector<int> stacks;  // (size, num_players): each hand's starting stacks
@@ -1154,6 +1292,7 @@ struct Batch {
   const uint8_t* observed_p = nullptr;
   std::vector<uint8_t> encoded;  // per hand: its row holds an observation (not zeros)
   // ---- end of observed seats ----
+  std::vector<WinMemo> win_memo;  // (size, num_players): each seat's last win_probability
   int win_samples = 64, win_exact = 2000;  // the win_probability feature's (observation features)
 
   Batch(CoreRules r, int players, int n) : rules(std::move(r)), num_players(players), size(n) {
@@ -1204,6 +1343,7 @@ struct Batch {
     obs_a = obs;
     layout = L;
     encoded.assign(size, 0);
+    win_memo.assign((size_t)size * num_players, WinMemo());
     for (int i = 0; i < size; ++i) write(i);
   }
 
@@ -1272,7 +1412,7 @@ struct Batch {
     if (obs_p) {
       float* row = obs_p + (size_t)i * layout.size;
       encoded[i] = wanted(i);
-      if (encoded[i]) encode(h, h.current, layout, row);
+      if (encoded[i]) encode(h, h.current, layout, row, &win_memo[(size_t)i * num_players + h.current]);
       else std::fill(row, row + layout.size, 0.0f);
     }
     if (current_p) current_p[i] = h.current;
@@ -1360,19 +1500,14 @@ struct Batch {
     int bad = -1;
     {
       py::gil_scoped_release release;  // other Python threads run while the hands are stepped
+      // The hands are independent: split them over the threads, each writing its rows.
       int parts = std::max(1, std::min(threads, size / 64));
-      if (parts == 1) {
-        bad = step_range(a, 0, size);
-      } else {  // the hands are independent: split them over threads, each writing its rows
-        std::vector<int> bads(parts, -1);
-        std::vector<std::thread> pool;
-        for (int t = 1; t < parts; ++t)
-          pool.emplace_back([&, t] { bads[t] = step_range(a, (int)((long)size * t / parts), (int)((long)size * (t + 1) / parts)); });
-        bads[0] = step_range(a, 0, (int)(size / parts));
-        for (auto& th : pool) th.join();
-        for (int b : bads)
-          if (b >= 0) { bad = b; break; }
-      }
+      std::vector<int> bads(parts, -1);
+      workers->run(parts, [&](int t) {
+        bads[t] = step_range(a, (int)((long)size * t / parts), (int)((long)size * (t + 1) / parts));
+      });
+      for (int b : bads)
+        if (b >= 0) { bad = b; break; }
     }
     if (bad >= 0)
       throw std::invalid_argument("action " + std::to_string(a[bad]) + " is not legal in hand " +
@@ -1600,15 +1735,9 @@ struct EquityPolicy {
       auto run = [&](py::ssize_t begin, py::ssize_t end) {
         for (py::ssize_t i = begin; i < end; ++i) o[i] = f(b.hands[s[i]], (uint64_t)k[i]);
       };
-      int parts = (int)std::min<py::ssize_t>(std::max(1, b.threads), count);
-      if (parts <= 1) {
-        run(0, count);
-      } else {
-        std::vector<std::thread> pool;
-        for (int t = 1; t < parts; ++t) pool.emplace_back(run, count * t / parts, count * (t + 1) / parts);
-        run(0, count / parts);
-        for (auto& th : pool) th.join();
-      }
+      // A sleeping thread takes tens of microseconds to wake: worth it from 16 decisions a part.
+      int parts = (int)std::max<py::ssize_t>(1, std::min<py::ssize_t>(b.threads, count / 16));
+      b.workers->run(parts, [&](int t) { run(count * t / parts, count * (t + 1) / parts); });
     }
     return out;
   }

@@ -434,3 +434,43 @@ def test_the_learner_and_trained_opponents_see_what_they_saw_with_every_seat_obs
             np.testing.assert_array_equal(a, b)
             assert a.any(axis=1).all()   # written: a seat always sees its own cards
     assert skipped > 0 and none == 0   # some seats were left out, and none with every seat observed
+
+
+def test_env_threads_change_nothing_but_the_speed():
+    """The core's kept threads (ppo.env_threads) step the hands and make the tag and equity
+    opponents' decisions; the hands, observations and rewards are those of one thread."""
+    from agents.equity import EquityAgent
+
+    def play(threads):
+        env = BatchedVecEnv("soko", 2, 192, opponents=[TagAgent(), EquityAgent(samples=20), "random"],
+                            observation_features=("hand_class", "win_probability"), seed=4, threads=threads)
+        return _trajectory(env, steps=30)
+
+    np.testing.assert_array_equal(play(1), play(2))
+    with pytest.raises(ValueError, match="threads must be a whole number of at least 1, not 0"):
+        BatchedGame("soko", 2, 4, threads=0)
+
+
+def test_kept_threads_survive_a_fork_and_report_an_illegal_action():
+    """A forked child (SB3's SubprocVecEnv, multiprocessing's fork) has none of its parent's
+    threads: the core starts its own there instead of waiting for them."""
+    import multiprocessing
+
+    g = BatchedGame("soko", 2, 256, threads=2, observations=True)
+    g.reset(seeds=range(256))
+    g.step(np.argmax(g.action_mask, axis=1))
+    child = multiprocessing.get_context("fork").Process(target=_step_a_while, args=(g,))
+    child.start()
+    child.join(timeout=60)
+    if child.is_alive():
+        child.kill()
+    assert child.exitcode == 0
+    bad = np.argmax(g.action_mask, axis=1)
+    bad[200] = g.num_actions   # no such action, in the second thread's half
+    with pytest.raises(ValueError, match="is not legal in hand 200"):
+        g.step(bad)
+
+
+def _step_a_while(g):
+    for _ in range(20):
+        g.step(np.argmax(g.action_mask, axis=1))
