@@ -21,7 +21,8 @@ every setup alike):
   ``batch_size=64``, ``n_epochs=10``, ``[64, 64]``), torch's default thread count and
   distribution argument checks, in one env or a ``DummyVecEnv`` of four.
 
-``--observe-every-seat`` adds, for each batched row, the same setup with the core writing every
+``--env-threads 1 2`` measures each batched row once per value of ``ppo.env_threads`` (the
+threads the core steps its hands on; default: the config's). ``--observe-every-seat`` adds, for each batched row, the same setup with the core writing every
 player's observation (``BatchedVecEnv(observe_every_seat=True)``, as before the env listed only
 the seats that read them): an A/B of that change in the same run. ``--env-step-cost`` times
 only ``BatchedVecEnv.step`` on the config's env and pool with a uniformly random learner, in
@@ -35,8 +36,8 @@ A second table splits each of ours into the env (``VecEnv`` step and mask calls,
 included), the rest of SB3's rollout collection (policy forward passes, buffers, callbacks)
 and the gradient updates. Extra rows (``--variants``) measure other vectorizations of ours.
 
-    .venv/bin/python bench/train_throughput.py [--rounds 4] [--slots 16 256] [--no-features] [--variants]
-        [--observe-every-seat] [--env-step-cost [--env-seconds 2]] [--quick]
+    .venv/bin/python bench/train_throughput.py [--rounds 4] [--slots 16 256] [--env-threads 1 2]
+        [--no-features] [--variants] [--observe-every-seat] [--env-step-cost [--env-seconds 2]] [--quick]
 
 Targets: ours at least 2x the tutorial's best (issue #5); the batched env at least 4x the
 single-agent pipeline on the same config, with the env at most 10% of its time (issue #14).
@@ -224,7 +225,8 @@ class Setup:
         return self.steps / self.seconds if self.seconds else float("nan")
 
 
-def env_step_cost(cfg: Config, slots: int, *, every_seat: bool, seconds: float, seed: int = 0) -> float:
+def env_step_cost(cfg: Config, slots: int, *, every_seat: bool, seconds: float, seed: int = 0,
+                  threads: int = 1) -> float:
     """Microseconds per learner step of ``BatchedVecEnv.step`` (opponents included) at ``slots``
     hand slots, the config's env and pool, a uniformly random learner; about ``seconds`` of it."""
     import numpy as np
@@ -232,7 +234,7 @@ def env_step_cost(cfg: Config, slots: int, *, every_seat: bool, seconds: float, 
     from train.batched_vec import BatchedVecEnv
 
     env = BatchedVecEnv(cfg.env.game, cfg.env.players, slots, observation_features=cfg.env.observation_features,
-                        seed=seed, observe_every_seat=every_seat)
+                        seed=seed, observe_every_seat=every_seat, threads=threads)
     set_pool(env, cfg.opponents.baselines, [], self_play_weight=0.0, seed=seed, generation=0)
     env.reset()
     rng = np.random.default_rng(seed)
@@ -265,6 +267,8 @@ def main(argv: list[str] | None = None) -> None:
                         help="compare single_agent and batched without the config's observation features")
     parser.add_argument("--observe-every-seat", action="store_true",
                         help="also measure each batched row with the core writing every seat's observation")
+    parser.add_argument("--env-threads", type=int, nargs="+", default=None,
+                        help="the batched rows' ppo.env_threads, one row per value (default: the config's)")
     parser.add_argument("--env-step-cost", action="store_true",
                         help="only time BatchedVecEnv.step per learner step at each of --slots "
                              "(readers only against every seat), no training")
@@ -273,18 +277,21 @@ def main(argv: list[str] | None = None) -> None:
     args = quick_option.parse_args(parser, QUICK, argv)
 
     cfg = load_config(args.config)
+    env_threads = args.env_threads or [cfg.ppo.env_threads]
     if args.env_step_cost:
         print(f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f}; us per learner step of "
               f"BatchedVecEnv.step, {args.rounds} rounds of {args.env_seconds:g} s each, interleaved", flush=True)
         for slots in args.slots:
-            cost = {False: [], True: []}
-            for _ in range(args.rounds):
-                for every in (True, False):
-                    cost[every].append(env_step_cost(cfg, slots, every_seat=every, seconds=args.env_seconds))
-            mine, before = min(cost[False]), min(cost[True])
-            print(f"{slots:>5} slots: readers only {mine:6.2f} us (rounds {' '.join(f'{c:.2f}' for c in cost[False])}), "
-                  f"every seat {before:6.2f} us ({' '.join(f'{c:.2f}' for c in cost[True])}): {before / mine:.2f}x "
-                  f"(best of each)")
+            for n in env_threads:
+                cost = {False: [], True: []}
+                for _ in range(args.rounds):
+                    for every in (True, False):
+                        cost[every].append(env_step_cost(cfg, slots, every_seat=every, seconds=args.env_seconds,
+                                                         threads=n))
+                mine, before = min(cost[False]), min(cost[True])
+                print(f"{slots:>5} slots, {n} thread{'s' if n > 1 else ''}: readers only {mine:6.2f} us "
+                      f"(rounds {' '.join(f'{c:.2f}' for c in cost[False])}), every seat {before:6.2f} us "
+                      f"({' '.join(f'{c:.2f}' for c in cost[True])}): {before / mine:.2f}x (best of each)")
         print(f"load average at the end {os.getloadavg()[0]:.2f}")
         return
     tutorial_steps = args.tutorial_n_steps
@@ -304,19 +311,21 @@ def main(argv: list[str] | None = None) -> None:
                    threads=threads, validate=False)
     batched = []
     for slots in args.slots:
-        same_as_ours = (kind == "batched" and not args.no_features and slots == cfg.ppo.n_envs
-                        and rollout // slots == cfg.ppo.n_steps)
-        if same_as_ours:
-            batched.append(setups[0])
-            continue
-        variant = load_config(args.config, overrides=[*features, "ppo.pipeline=batched",
-                                                      f"ppo.n_envs={slots}", f"ppo.n_steps={max(1, rollout // slots)}"])
-        batched.append(Setup(f"batched{tag} ({slots} slots x {variant.ppo.n_steps})", our_model(variant),
-                             threads=threads, validate=False))
+        for n in env_threads:
+            same_as_ours = (kind == "batched" and not args.no_features and slots == cfg.ppo.n_envs
+                            and rollout // slots == cfg.ppo.n_steps and n == cfg.ppo.env_threads)
+            if same_as_ours:
+                batched.append(setups[0])
+                continue
+            variant = load_config(args.config, overrides=[*features, "ppo.pipeline=batched", f"ppo.env_threads={n}",
+                                                          f"ppo.n_envs={slots}", f"ppo.n_steps={max(1, rollout // slots)}"])
+            batched.append(Setup(f"batched{tag} ({slots} slots x {variant.ppo.n_steps}, {n} env thread"
+                                 f"{'s' if n > 1 else ''})", our_model(variant), threads=threads, validate=False))
     twins = []   # --observe-every-seat: the same setups writing every seat's observation (A/B)
     if args.observe_every_seat:
         for b in batched:
             variant = load_config(args.config, overrides=[*features, "ppo.pipeline=batched",
+                                                          f"ppo.env_threads={b.model.get_env().unwrapped.game.threads}",
                                                           f"ppo.n_envs={b.model.n_envs}", f"ppo.n_steps={b.model.n_steps}"])
             twin = Setup(f"batched{tag}, every seat ({b.model.n_envs} slots x {b.model.n_steps})", our_model(variant),
                          threads=threads, validate=False)

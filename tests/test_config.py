@@ -72,6 +72,7 @@ def test_sections_are_typed_dataclasses():
     ({"ppo": {"n_steps": 16, "n_envs": 2, "batch_size": 64}}, "ppo.batch_size (64) must not exceed the rollout"),
     ({"run": {"total_timesteps": 0}}, "run.total_timesteps must be at least 1"),
     ({"ppo": {"device": "gpu"}}, "ppo.device must be auto, cpu, cuda, cuda:N or mps, not 'gpu'"),
+    ({"ppo": {"env_threads": 0}}, "ppo.env_threads must be at least 1, not 0"),
 ])
 def test_bad_configs_name_the_key(data, message):
     with pytest.raises(ConfigError) as excinfo:

@@ -127,6 +127,9 @@ class PPOConfig:
     vec_env: Literal["dummy", "subproc"] = "dummy"
     start_method: Literal["fork", "forkserver", "spawn"] = "forkserver"   # subproc only
     torch_threads: int = 1         # per process
+    # batched only: threads the compiled core splits each step's hands (and its tag and equity
+    # opponents' decisions) over; they sleep while torch works, so 2 on a 2-core machine.
+    env_threads: int = 1
     device: str = "cpu"
 
 
@@ -326,6 +329,7 @@ def _check(cfg: Config) -> None:
     need(ppo.clip_range > 0, f"ppo.clip_range must be positive, not {ppo.clip_range}")
     need(all(n >= 1 for n in ppo.net_arch), f"ppo.net_arch sizes must be at least 1, not {ppo.net_arch}")
     need(ppo.torch_threads >= 1, f"ppo.torch_threads must be at least 1, not {ppo.torch_threads}")
+    need(ppo.env_threads >= 1, f"ppo.env_threads must be at least 1, not {ppo.env_threads}")
     need(re.fullmatch(r"(auto|cpu|cuda|mps)(:\d+)?", ppo.device) is not None,
          f"ppo.device must be auto, cpu, cuda, cuda:N or mps, not {ppo.device!r}")
 

@@ -94,7 +94,8 @@ def training_env(cfg: Config, *, seed: int | None = None):
 
     ppo = cfg.ppo
     if ppo.pipeline == "batched" or (ppo.pipeline == "auto" and unsupported(cfg) is None):
-        return make_batched_vec_env(cfg.env, n_envs=ppo.n_envs, seed=cfg.run.seed if seed is None else seed)
+        return make_batched_vec_env(cfg.env, n_envs=ppo.n_envs, seed=cfg.run.seed if seed is None else seed,
+                                    threads=ppo.env_threads)
     return make_vec_env(cfg.env, n_envs=ppo.n_envs, kind=ppo.vec_env, start_method=ppo.start_method,
                         torch_threads=ppo.torch_threads)
 
