@@ -1576,6 +1576,8 @@ struct Batch {
     d["bring_in_seat"] = h.bring_in_seat;
     d["is_over"] = h.over;
     d["payoffs"] = h.over ? py::object(py::cast(pay)) : py::object(py::none());
+    d["deck"] = std::vector<int>(h.deck, h.deck + h.r->deck_size());  // the hand's whole deal order
+    d["starting_stacks"] = std::vector<int>(h.start, h.start + h.n);
     return d;
   }
 };

@@ -317,12 +317,13 @@ def test_refused_opponents_and_configs_name_the_reason(tmp_path):
     from train.ppo import training_env
     from train.vec import VecMaskCache
 
-    class Cautious(EquityAgent):   # a subclass may act otherwise: it has no batched form
+    class Cautious(EquityAgent):   # a subclass may act otherwise: it plays hand by hand
         pass
 
     env = BatchedVecEnv("soko", 2, 2)
-    with pytest.raises(ValueError, match="no batched form"):
-        env.set_opponents([Cautious()])
+    env.set_opponents([Cautious()])
+    with pytest.raises(ValueError, match="'tight' is not an agent"):
+        env.set_opponents(["tight"])
     with pytest.raises(ValueError, match="weights"):
         env.set_opponents(["random"], [-1])
     env.set_opponents([EquityAgent(samples=10)])                           # equity has one now
@@ -474,3 +475,39 @@ def test_kept_threads_survive_a_fork_and_report_an_illegal_action():
 def _step_a_while(g):
     for _ in range(20):
         g.step(np.argmax(g.action_mask, axis=1))
+
+
+class _PythonTag(TagAgent):
+    """tag as any other agent: no batched form, so the env plays it hand by hand."""
+
+
+def test_an_agent_without_a_batched_form_plays_hand_by_hand_as_the_core_plays_it():
+    """A TagAgent subclass plays on the reference copy of each hand; the core's tag plays the
+    same decisions, so the env replays the same hands, actions and rewards either way, with
+    the copies built at any point of a hand (tag acting first or after the learner)."""
+    from agents.equity import EquityAgent
+
+    for players in (2, 3):
+        pool = [EquityAgent(samples=10), "random"]
+        core = _trajectory(BatchedVecEnv("soko", players, 12, opponents=[TagAgent(), *pool], seed=3), steps=60)
+        env = BatchedVecEnv("soko", players, 12, opponents=[_PythonTag(), *pool], seed=3)
+        np.testing.assert_array_equal(_trajectory(env, steps=60), core)
+        assert env._copies and len(env._log) < 60   # copies made, the log pruned as hands end
+    with pytest.raises(ValueError, match="is not an agent"):
+        BatchedVecEnv("soko", 2, 4, opponents=[object()])
+
+
+def test_local_best_response_trains_against_in_the_batched_env():
+    """LBR (a stateful agent: the target's range, per hand) in the pool: each hand its own copy,
+    and it beats a learner that always calls (over 10 bb/100), as it does in a match."""
+    from arena.lbr import LBRAgent
+
+    env = BatchedVecEnv("soko", 2, 16, opponents=[LBRAgent("call", samples=20)], seed=1)
+    env.reset()
+    total, hands = 0.0, 0
+    for _ in range(120):
+        _, rewards, dones, infos = env.step(np.full(16, CHECK_CALL))
+        total += rewards.sum()
+        hands += int(dones.sum())
+        assert all(sum(info["payoffs"]) == 0 for info, done in zip(infos, dones) if done)
+    assert hands > 100 and total / hands < -0.1   # LBR value-bets its good cards against a caller

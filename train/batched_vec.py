@@ -41,27 +41,36 @@ slots at once:
                                seat; its observation pieces must be this env's
 ============================== ================================================================
 
-Anything else (``cfr``, ``br``, subclasses of these agents...) is refused with a ValueError;
-:func:`unsupported` says why a config cannot use this env, and ``train/ppo.py`` falls back to
-``train.vec.make_vec_env`` then. Random draws (seats, opponents, random and sampled-policy actions) come from one
+Any other ``agents.base.Agent`` (``arena.lbr.LBRAgent``, ``cfr``, ``br``, subclasses of the
+agents above...) plays hand by hand at Python speed, on a reference ``Game`` of the hand built
+when it is first to act (the core's deck, button and stacks, then the hand's actions so far,
+which the env logs) and kept up to date until the hand ends, with its own copy of the agent
+for each such hand and seat (re-seeded from the env's generator: per-hand state such as LBR's
+range stays with its hand). Pool entries that are not agents are refused with a ValueError.
+:func:`unsupported` says why a config's baselines should not use this env (the agents above
+that have no batched form: the single-agent envs play them as fast), and ``train/ppo.py``
+falls back to ``train.vec.make_vec_env`` then. Random draws (seats, opponents, random and sampled-policy actions) come from one
 ``numpy.random.Generator`` seeded by ``seed()``/``reset()``, the decks from the core's per-slot
 streams seeded from the same seed: the same seed replays the same hands and actions.
 """
 
 from __future__ import annotations
 
+import copy
 from typing import Any, Sequence
 
 import numpy as np
 from gymnasium import spaces
 from stable_baselines3.common.vec_env import VecEnv, VecMonitor
 
+from agents.base import Agent
 from agents.equity import KEY_LIMIT, BatchedEquity, EquityAgent
 from agents.heuristic import BatchedTag, CallAgent, RaiseAgent, RandomAgent, TagAgent
 from agents.trained import PPOAgent
-from envs.actions import CHECK_CALL, FIRST_BET, FOLD
+from envs.actions import CHECK_CALL, FIRST_BET, FOLD, action_mask, apply_action, choose_action
 from envs.batched import BatchedGame
 from envs.engine.events import ACTION_KINDS
+from envs.engine.game import Game
 from envs.engine.rules import Rules, get_rules
 
 __all__ = ["BatchedVecEnv", "make_batched_vec_env", "unsupported", "opponent_unsupported"]
@@ -73,21 +82,28 @@ for _name in ("call", "complete", "bet", "raise"):
     _VOLUNTARY[_KIND[_name]] = True
 _FOLD_KIND = _KIND["fold"]
 MAX_OPPONENT_ROUNDS = 10_000  # opponent actions in a row in one step before we call it a bug
+_BATCHED = (RandomAgent, CallAgent, RaiseAgent, TagAgent, EquityAgent)   # played in NumPy or the core
+
+
+def _hand_by_hand(opponent: Any) -> bool:
+    """A pool entry played one hand at a time on a reference copy of the hand."""
+    return isinstance(opponent, Agent) and type(opponent) not in _BATCHED and not isinstance(opponent, PPOAgent)
 
 
 def opponent_unsupported(opponent: Any, features: Sequence[str] = ()) -> str | None:
     """Why ``opponent`` (a pool entry) cannot play in :class:`BatchedVecEnv`, or None if it can."""
     if isinstance(opponent, str):
-        return None if opponent == "random" else f"unknown opponent {opponent!r}"
-    if type(opponent) in (RandomAgent, CallAgent, RaiseAgent, TagAgent, EquityAgent):
+        return None if opponent == "random" else f"opponent {opponent!r} is not an agent (agents.base.Agent) or 'random'"
+    if type(opponent) in _BATCHED:
         return None
     if isinstance(opponent, PPOAgent):
         if tuple(opponent.features) != tuple(features):
             return (f"opponent {opponent.name!r} encodes observations with pieces {list(opponent.features)}, "
                     f"this env with {list(features)}")
         return None
-    return (f"opponent {getattr(opponent, 'name', opponent)!r} has no batched form "
-            f"(only random, call, raise, tag, equity and ppo)")
+    if _hand_by_hand(opponent):
+        return None
+    return f"opponent {opponent!r} is not an agent (agents.base.Agent) or 'random'"
 
 
 def unsupported(cfg) -> str | None:
@@ -149,6 +165,12 @@ class BatchedVecEnv(VecEnv):
         self._actions: np.ndarray | None = None
         self._in_core: dict[int, BatchedTag | BatchedEquity] = {}   # pool index -> its core agent
         self._key_rngs: dict[int, np.random.Generator] = {}  # pool index -> its keys' generator
+        # Hand-by-hand opponents: every step's actions (-1: none) since the oldest hand under
+        # way began, and each slot's reference copy of its hand with its agents by seat.
+        self._log: list[np.ndarray] = []
+        self._log_start = 0                              # the step number of self._log[0]
+        self._hand_start = np.zeros(n, dtype=np.int64)   # the step number each slot's hand began at
+        self._copies: dict[int, tuple[Game, dict[int, Agent]]] = {}
         self.observe_every_seat = observe_every_seat   # True: the core writes every seat's (as before)
         self.set_opponents(["random"] if opponents is None else opponents, opponent_weights)
 
@@ -234,16 +256,40 @@ class BatchedVecEnv(VecEnv):
                 out[pick] = self._in_core[index].act(g, rows)
             elif type(opponent) is EquityAgent:
                 out[pick] = self._in_core[index].act(g, rows, self._keys(int(index)).integers(KEY_LIMIT, size=len(rows)))
+            elif _hand_by_hand(opponent):
+                out[pick] = [self._hand_by_hand_action(slot, int(index)) for slot in rows.tolist()]
             else:  # PPOAgent: one forward pass over its slots, on the core's observation of that seat
                 uniforms = None if opponent.deterministic else self._rng.random(len(rows))
                 out[pick] = opponent.choose_batch(g.observations[rows], g.action_mask[rows], uniforms)
         return out
 
+    def _hand_by_hand_action(self, slot: int, index: int) -> int:
+        """Pool entry ``index``'s action in ``slot``, played on the hand's reference copy."""
+        if slot not in self._copies:   # its first turn this hand: the hand so far, replayed
+            state = self.game.state(slot)
+            game = Game(self.rules, self.num_players, deck=state["deck"], button=state["button"],
+                        stacks=state["starting_stacks"])
+            for actions in self._log[self._hand_start[slot] - self._log_start:]:
+                if actions[slot] >= 0:
+                    apply_action(game, int(actions[slot]))
+            self._copies[slot] = (game, {})
+        game, agents = self._copies[slot]
+        seat = game.current_player
+        if seat != self.game.current_player[slot]:
+            raise RuntimeError(f"hand slot {slot}: the reference copy has seat {seat} to act, the core "
+                               f"{int(self.game.current_player[slot])}")
+        if seat not in agents:
+            agents[seat] = copy.copy(self.opponents[index])
+            agents[seat].reset(int(self._keys(-1).integers(2 ** 63)))   # a stream of their own
+        return choose_action(agents[seat], game, action_mask(game))
+
     def _keys(self, index: int) -> np.random.Generator:
         """The generator of the simulation keys of pool entry ``index`` (its own stream, so the
-        keys do not shift the other draws; seeded by the env's seed at ``reset()``)."""
+        keys do not shift the other draws; seeded by the env's seed at ``reset()``); index -1:
+        the seeds of the hand-by-hand opponents' copies."""
         if index not in self._key_rngs:
-            self._key_rngs[index] = np.random.default_rng(np.random.SeedSequence(self._seed, spawn_key=(2, index)))
+            spawn = (3,) if index < 0 else (2, index)
+            self._key_rngs[index] = np.random.default_rng(np.random.SeedSequence(self._seed, spawn_key=spawn))
         return self._key_rngs[index]
 
     # ------------------------------------------------------------------------------------
@@ -261,8 +307,20 @@ class BatchedVecEnv(VecEnv):
             self._counts[rows, kinds[rows]] += 1
             self._vpip[rows] |= (streets[rows] == 0) & _VOLUNTARY[kinds[rows]]
             self._acted[rows] = True
+        for slot, (game, _) in self._copies.items():
+            if actions[slot] >= 0:
+                apply_action(game, int(actions[slot]))
+        self._log.append(actions.copy())
         g.step(actions)
-        return g.dones.nonzero()[0]
+        ended = g.dones.nonzero()[0]
+        self._hand_start[ended] = self._log_start + len(self._log)   # the next hands begin here
+        for slot in ended.tolist():
+            self._copies.pop(slot, None)
+        drop = int(self._hand_start.min()) - self._log_start
+        if drop > 0:
+            del self._log[:drop]
+            self._log_start += drop
+        return ended
 
     def _finish(self, ended: np.ndarray, rewards: np.ndarray, dones: np.ndarray, infos: list) -> None:
         """Book the hands that ended in ``ended`` (episodes if the learner acted) and draw the next."""
@@ -324,6 +382,8 @@ class BatchedVecEnv(VecEnv):
         seeds = np.random.SeedSequence(self._seed).generate_state(self.num_envs, dtype=np.uint64)
         self._rng = np.random.default_rng(np.random.SeedSequence(self._seed, spawn_key=(1,)))
         self._key_rngs = {}
+        self._log, self._log_start, self._copies = [], 0, {}
+        self._hand_start[:] = 0
         self.game.reset(seeds=seeds, buttons=self._rng.integers(self.num_players, size=self.num_envs))
         self._new_hands(np.arange(self.num_envs))
         rewards = np.zeros(self.num_envs, dtype=np.float32)
