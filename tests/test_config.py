@@ -73,6 +73,13 @@ def test_sections_are_typed_dataclasses():
     ({"run": {"total_timesteps": 0}}, "run.total_timesteps must be at least 1"),
     ({"ppo": {"device": "gpu"}}, "ppo.device must be auto, cpu, cuda, cuda:N or mps, not 'gpu'"),
     ({"ppo": {"env_threads": 0}}, "ppo.env_threads must be at least 1, not 0"),
+    ({"opponents": {"self_play": {"every": 10, "weight": 0.5, "lbr": 0.6}}},
+     "opponents.self_play.lbr must be from 0 to 1 - self_play.weight (0.5), not 0.6"),
+    ({"opponents": {"self_play": {"lbr": 0.1}}}, "opponents.self_play.lbr needs snapshots to respond to"),
+    ({"env": {"game": "follow_the_bitch"}, "opponents": {"self_play": {"every": 10, "lbr": 0.1}}},
+     "opponents.self_play.lbr: local best response needs a game without wild cards"),
+    ({"env": {"players": 3}, "opponents": {"self_play": {"every": 10, "lbr": 0.1}}},
+     "opponents.self_play.lbr: local best response is heads-up only, not 3 players"),
 ])
 def test_bad_configs_name_the_key(data, message):
     with pytest.raises(ConfigError) as excinfo:

@@ -220,6 +220,24 @@ def test_pool_weights_split_between_baselines_and_snapshots():
     assert pool[0] == "random" and len(pool) == 2 and weights == [0.25, 0.75]
 
 
+def test_the_local_best_response_joins_the_pool_against_the_newest_snapshot(smoke_run):
+    from agents.trained import PPOAgent
+    from arena.lbr import LBRAgent
+    from train.opponents import build_pool, pool_weights
+
+    _, run_dir = smoke_run
+    old, new = (PPOAgent(path=str(run_dir / "final_model.zip")).clone(name=name) for name in ("old", "new"))
+    # No snapshot yet: no response to one; the baselines keep every hand.
+    pool, weights = build_pool({"random": 1, "tag": 1}, [], self_play_weight=0.2, lbr_weight=0.3, seed=0)
+    assert len(pool) == 2 and weights == [0.5, 0.5]
+    pool, weights = build_pool({"random": 1, "tag": 1}, [old, new], self_play_weight=0.2, lbr_weight=0.3,
+                               seed=0, lbr_samples=7)
+    assert weights == pytest.approx([0.25, 0.25, 0.1, 0.1, 0.3])
+    lbr = pool[-1]
+    assert isinstance(lbr, LBRAgent) and lbr.target.name == "new" and lbr.samples == 7
+    assert pool_weights({"tag": 1}, snapshots=1, self_play_weight=0.0, lbr_weight=0.25) == [0.75, 0.0, 0.25]
+
+
 def test_a_linear_entropy_schedule_falls_from_ent_coef_to_its_end(tmp_path):
     from sb3_contrib import MaskablePPO
 

@@ -139,7 +139,8 @@ class OpponentPool:
         """Send the current pool to every env (from its next hand on)."""
         self.size = set_pool(self.venv, self.baselines, [p for _, _, p in self.snapshots],
                              self_play_weight=self.self_play.weight, seed=self.seed,
-                             generation=self.generation)
+                             generation=self.generation, lbr_weight=self.self_play.lbr,
+                             lbr_samples=self.self_play.lbr_samples)
         self.generation += 1
 
     def add_snapshot(self, model, timesteps: int) -> Path:

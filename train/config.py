@@ -80,6 +80,12 @@ class SelfPlayConfig:
     keep: int = 5                  # the most recent snapshots kept in the pool
     weight: float = 0.0            # share of hands against snapshots (split evenly) once any exist
     deterministic: bool = False    # snapshots play their most likely action instead of sampling
+    # Share of hands against a local best response to the newest snapshot (arena.lbr.LBRAgent:
+    # it bets and bluffs where that snapshot folds too often, and values with the snapshot's
+    # range), from the first snapshot on; heads-up games with one face-down card only. Its
+    # roll-outs of the cards to come per street: lbr_samples. It plays at Python speed.
+    lbr: float = 0.0
+    lbr_samples: int = 50
 
 
 @dataclass
@@ -314,6 +320,17 @@ def _check(cfg: Config) -> None:
          "opponents.baselines needs a positive weight (the learner must have opponents "
          "before its first snapshot)")
     need(sp.weight < 1 or sp.every > 0, "opponents.self_play.weight is 1 but self_play.every is 0")
+    need(0 <= sp.lbr <= 1 - sp.weight, f"opponents.self_play.lbr must be from 0 to 1 - self_play.weight "
+         f"({1 - sp.weight:g}), not {sp.lbr}")
+    need(sp.lbr_samples >= 1, f"opponents.self_play.lbr_samples must be at least 1, not {sp.lbr_samples}")
+    if sp.lbr > 0:
+        from arena.lbr import check_rules
+
+        need(sp.every > 0, "opponents.self_play.lbr needs snapshots to respond to: set self_play.every")
+        try:
+            check_rules(rules, cfg.env.players)
+        except ValueError as e:
+            need(False, f"opponents.self_play.lbr: {e}")
 
     ppo = cfg.ppo
     need(ppo.learning_rate > 0, f"ppo.learning_rate must be positive, not {ppo.learning_rate}")

@@ -26,15 +26,20 @@ from agents.trained import PPOAgent
 __all__ = ["pool_weights", "baseline_opponent", "build_pool"]
 
 
-def pool_weights(baselines: dict[str, float], *, snapshots: int, self_play_weight: float) -> list[float]:
-    """Draw chances: the baselines share ``1 - self_play_weight`` by their weights, the
-    snapshots share ``self_play_weight`` evenly (the baselines get everything until the first
+def pool_weights(baselines: dict[str, float], *, snapshots: int, self_play_weight: float,
+                 lbr_weight: float = 0.0) -> list[float]:
+    """Draw chances: the baselines share ``1 - self_play_weight - lbr_weight`` by their weights,
+    the snapshots share ``self_play_weight`` evenly, and the local best response to the newest
+    snapshot (last) gets ``lbr_weight`` (the baselines get everything until the first
     snapshot)."""
     base = np.array(list(baselines.values()), dtype=np.float64)
     share = self_play_weight if snapshots else 0.0
-    out = list(base / base.sum() * (1 - share)) if base.sum() > 0 else [0.0] * len(base)
+    lbr = lbr_weight if snapshots else 0.0
+    out = list(base / base.sum() * (1 - share - lbr)) if base.sum() > 0 else [0.0] * len(base)
     if snapshots:
         out += [share / snapshots] * snapshots
+    if lbr:
+        out.append(lbr)
     return [float(x) for x in out]
 
 
@@ -70,11 +75,12 @@ def baseline_opponent(spec: str, *, seed: int | np.random.SeedSequence, rules=No
 
 def build_pool(baselines: dict[str, float], snapshots: Sequence[PPOAgent], *,
                self_play_weight: float, seed: int | np.random.SeedSequence,
-               rules=None) -> tuple[list[Any], list[float]]:
+               rules=None, lbr_weight: float = 0.0, lbr_samples: int = 50) -> tuple[list[Any], list[float]]:
     """The opponent pool and weights for one env; ``seed`` gives its agents their own streams
-    (until the env re-seeds them for their first hand)."""
+    (until the env re-seeds them for their first hand). With ``lbr_weight`` and snapshots, the
+    last entry is ``arena.lbr.LBRAgent`` against the newest snapshot."""
     seq = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
-    children = seq.spawn(len(baselines) + len(snapshots))
+    children = seq.spawn(len(baselines) + len(snapshots) + 1)
     pool: list[Any] = []
     for spec, child in zip(baselines, children):
         pool.append(baseline_opponent(spec, seed=child, rules=rules))
@@ -82,6 +88,13 @@ def build_pool(baselines: dict[str, float], snapshots: Sequence[PPOAgent], *,
         copy = snapshot.clone()
         copy.reset(child)
         pool.append(copy)
-    weights = pool_weights(baselines, snapshots=len(snapshots), self_play_weight=self_play_weight)
+    if lbr_weight > 0 and snapshots:
+        from arena.lbr import LBRAgent
+
+        lbr = LBRAgent(snapshots[-1].clone(), samples=lbr_samples)
+        lbr.reset(children[-1])
+        pool.append(lbr)
+    weights = pool_weights(baselines, snapshots=len(snapshots), self_play_weight=self_play_weight,
+                           lbr_weight=lbr_weight)
     keep = [i for i, w in enumerate(weights) if w > 0]
     return [pool[i] for i in keep], [weights[i] for i in keep]
