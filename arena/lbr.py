@@ -50,6 +50,7 @@ from envs.engine.events import ACTION_KINDS, BET_KINDS, EventKind
 from envs.engine.game import Game, PlayerView
 from envs.engine.hands import evaluate_batch
 from envs.engine.rules import DOWN, Rules, hand_options, rules_evaluator
+from envs.observation import OBSERVER_BATCHES
 
 __all__ = ["LBRAgent", "equity_by_hole", "check_rules", "action_id"]
 
@@ -162,9 +163,10 @@ class _TargetPolicy:
             # LBR's own encoder: the target's follows the real game.
             self.encoder = ObservationEncoder(rules, features=target.features)
             self.hole = self.encoder.layout.slice("hole_cards")
-            self.observers = [(p.start, p.size, p.observer) for p in self.encoder.layout if p.observer is not None]
+            self.observers = [(p.start, p.size, p.observer, OBSERVER_BATCHES.get(p.name))
+                              for p in self.encoder.layout if p.observer is not None]
             self.columns = np.concatenate([np.arange(self.hole.start, self.hole.stop)]
-                                          + [np.arange(start, start + size) for start, size, _ in self.observers])
+                                          + [np.arange(start, start + size) for start, size, _, _ in self.observers])
 
     def __call__(self, game: Game, seat: int, candidates: np.ndarray) -> np.ndarray:
         """(len(candidates), actions): the target's policy in ``game`` (``seat`` to act) if it
@@ -181,10 +183,14 @@ class _TargetPolicy:
             values = np.zeros((len(candidates), len(self.columns)), dtype=np.float32)
             values[np.arange(len(candidates)), candidates] = 1.0  # the face-down card's one-hot
             at = 52
-            for start, size, write in self.observers:
+            holes = [(Card(c),) for c in candidates.tolist()]
+            for start, size, write, batch in self.observers:
                 obs[start:start + size] = 0.0
-                for i, c in enumerate(candidates.tolist()):
-                    write(values[i, at:at + size], self.encoder, game, seat, (Card(c),))
+                if batch is not None:   # every candidate at once (win_probability: one core call)
+                    values[:, at:at + size] = batch(self.encoder, game, seat, holes)
+                else:
+                    for i, hole in enumerate(holes):
+                        write(values[i, at:at + size], self.encoder, game, seat, hole)
                 at += size
             return self.target.probabilities_with_values(obs, self.columns, values, mask)
         view = game.view(seat)

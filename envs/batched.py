@@ -201,11 +201,17 @@ def win_probability(game, seat: int, *, hole=None, samples: int = WIN_SAMPLES, m
     ``game``: an ``envs.engine.game.Game`` (the hand is not over); ``hole``: the seat's face-down
     cards (default its real ones), e.g. each card local best response supposes it holds."""
     hole = game.hole_cards(seat) if hole is None else hole
+    return win_probabilities(game, seat, [hole], samples=samples, max_exact=max_exact)[0]
+
+
+def win_probabilities(game, seat: int, holes, *, samples: int = WIN_SAMPLES, max_exact: int = WIN_EXACT) -> list[float]:
+    """:func:`win_probability` of ``seat`` holding each face-down card list of ``holes`` in turn,
+    in one call (local best response asks it for every card the other player may hold)."""
     n = game.num_players
     wild = game.wild_rank
-    return _stud_core.win_probability(
+    return _stud_core.win_probabilities(
         _cached_core_rules(game.rules), game.button, game.street, seat,
-        -1 if wild is None else RANKS.index(wild), [int(c) for c in hole],
+        -1 if wild is None else RANKS.index(wild), [[int(c) for c in hole] for hole in holes],
         [len(game.hole_cards(s)) for s in range(n)], [[int(c) for c in game.up_cards(s)] for s in range(n)],
         list(game.folded), samples, max_exact)
 

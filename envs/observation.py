@@ -264,9 +264,18 @@ def _category(value: int) -> int:
 
 
 def _write_hand_class(view: np.ndarray, encoder: ObservationEncoder, game: Game, seat: int, hole) -> None:
-    cards = (*hole, *game.up_cards(seat))
-    if cards:
-        view[_category(rules_evaluator(game.rules, game.wild_ranks)(cards))] = 1.0
+    view[:] = _hand_classes(encoder, game, seat, [hole])[0]
+
+
+def _hand_classes(encoder: ObservationEncoder, game: Game, seat: int, holes) -> np.ndarray:
+    """The ``hand_class`` piece of ``seat`` holding each face-down card list of ``holes``."""
+    out = np.zeros((len(holes), CATEGORIES), dtype=np.float32)
+    evaluate = rules_evaluator(game.rules, game.wild_ranks)
+    up = game.up_cards(seat)
+    for i, hole in enumerate(holes):
+        if hole or up:
+            out[i, _category(evaluate((*hole, *up)))] = 1.0
+    return out
 
 
 def _showing_classes(game: Game, current, sizes) -> tuple[float, ...]:
@@ -283,26 +292,48 @@ def _write_win_probability(view: np.ndarray, encoder: ObservationEncoder, game: 
     if game.is_over:
         view[0] = (game.payoffs[seat] + game.total_committed[seat]) / game.pot if game.pot else 0.0
         return
+    view[0] = win_probabilities(encoder, game, seat, [hole])[0]
+
+
+def win_probabilities(encoder: ObservationEncoder, game: Game, seat: int, holes) -> list[float]:
+    """The ``win_probability`` piece of ``seat`` holding each face-down card list of ``holes``
+    (the hand not over), as ``encoder`` writes it: local best response asks it for every card
+    the other player may hold, and the core computes the ones not cached in one call."""
     # One computation per visible card state (what the value depends on: the seat, its
     # face-down cards, the street, the button, who folded and every face-up card), kept across
     # hands: the env and a tournament may encode one spot more than once, and local best
     # response asks the same cards again after each betting action it considers.
-    key = (seat, tuple(hole), game.street, game.button, game.folded,
-           tuple(game.up_cards(s) for s in range(game.num_players)))
-    value = encoder._win_cache.get(key)
-    if value is None:
-        if len(encoder._win_cache) >= WIN_CACHE:
-            encoder._win_cache.clear()
-        if encoder.reference:
-            if tuple(hole) != game.hole_cards(seat):
-                raise ValueError("the reference win_probability reads the seat's real face-down cards")
-            value = win_probability(game.view(seat), samples=WIN_SAMPLES, max_exact=WIN_EXACT)
-        else:
-            from envs.batched import win_probability as core_win_probability  # the core imports this module
+    public = (game.street, game.button, game.folded, tuple(game.up_cards(s) for s in range(game.num_players)))
+    keys = [(seat, tuple(hole), *public) for hole in holes]
+    cache = encoder._win_cache
+    out = [cache.get(key) for key in keys]
+    missing = [i for i, value in enumerate(out) if value is None]
+    if not missing:
+        return out
+    if encoder.reference:
+        if any(tuple(holes[i]) != game.hole_cards(seat) for i in missing):
+            raise ValueError("the reference win_probability reads the seat's real face-down cards")
+        values = [win_probability(game.view(seat), samples=WIN_SAMPLES, max_exact=WIN_EXACT)] * len(missing)
+    else:
+        from envs.batched import win_probabilities as core_win_probabilities  # the core imports this module
 
-            value = core_win_probability(game, seat, hole=hole, samples=WIN_SAMPLES, max_exact=WIN_EXACT)
-        encoder._win_cache[key] = value
-    view[0] = value
+        values = core_win_probabilities(game, seat, [holes[i] for i in missing], samples=WIN_SAMPLES,
+                                        max_exact=WIN_EXACT)
+    if len(cache) + len(missing) > WIN_CACHE:
+        cache.clear()
+    for i, value in zip(missing, values):
+        out[i] = cache[keys[i]] = value
+    return out
+
+
+def _win_probability_rows(encoder: ObservationEncoder, game: Game, seat: int, holes) -> np.ndarray:
+    return np.array(win_probabilities(encoder, game, seat, holes), dtype=np.float32)[:, None]
+
+
+OBSERVER_BATCHES = {"hand_class": _hand_classes, "win_probability": _win_probability_rows}
+"""Observer pieces with a form for many face-down card lists at once: ``f(encoder, game, seat,
+holes)`` gives one row of the piece per list of ``holes`` (the hand not over), the values its
+observer writes for each (local best response asks every card the other player may hold)."""
 
 
 def build_layout(rules: Rules | str, features=()) -> Layout:

@@ -1860,10 +1860,12 @@ PYBIND11_MODULE(_stud_core, m) {
      py::arg("double_ace_flush") = false, py::arg("ace_low_four_straight") = true);
 
   // ---- observation features ----
-  m.def("win_probability", [](const CoreRules& rules, int button, int street, int seat, int wild,
-                              std::vector<int> hole, std::vector<int> face_down_counts,
-                              std::vector<std::vector<int>> up_cards, std::vector<bool> folded,
-                              int samples, int max_exact) {
+  // win_probability for one seat holding each of several face-down card lists in turn (the
+  // cards local best response supposes the other player holds): one call, one value each.
+  m.def("win_probabilities", [](const CoreRules& rules, int button, int street, int seat, int wild,
+                                std::vector<std::vector<int>> holes, std::vector<int> face_down_counts,
+                                std::vector<std::vector<int>> up_cards, std::vector<bool> folded,
+                                int samples, int max_exact) {
     const int n = (int)up_cards.size();
     if (n < 2 || n > MAX_PLAYERS || (int)face_down_counts.size() != n || (int)folded.size() != n)
       throw std::invalid_argument("win_probability: 2 to 16 seats, one face-down count, face-up list and fold each");
@@ -1879,35 +1881,43 @@ PYBIND11_MODULE(_stud_core, m) {
     v.street = street;
     v.seat = seat;
     v.wild = wild;
-    uint64_t seen = 0;
-    auto card = [&](int c) {
+    uint64_t up_seen = 0;
+    auto card = [](int c, uint64_t& seen) {
       if (c < 0 || c > 51 || (seen >> c & 1)) throw std::invalid_argument("win_probability: distinct cards 0..51");
       seen |= 1ull << c;
       return (int8_t)c;
     };
-    if (hole.size() > (size_t)MAX_CARDS) throw std::invalid_argument("win_probability: at most 7 cards a seat");
-    v.nhole_mine = (int)hole.size();
-    for (size_t j = 0; j < hole.size(); ++j) v.hole[j] = card(hole[j]);
     for (int q = 0; q < n; ++q) {
       if (up_cards[q].size() + (size_t)face_down_counts[q] > (size_t)MAX_CARDS || face_down_counts[q] < 0)
         throw std::invalid_argument("win_probability: at most 7 cards a seat");
       v.nhole[q] = face_down_counts[q];
       v.nup[q] = (int)up_cards[q].size();
       v.folded[q] = folded[q];
-      for (int j = 0; j < v.nup[q]; ++j) v.up[q][j] = card(up_cards[q][j]);
+      for (int j = 0; j < v.nup[q]; ++j) v.up[q][j] = card(up_cards[q][j], up_seen);
     }
     // No seat may hold more cards than the rules have dealt by this street (the cards to come
     // would overflow a hand).
     int dealt = 0;
     for (int t = 0; t <= street; ++t) dealt += (int)rules.streets[t].size();
     for (int q = 0; q < n; ++q)
-      if (v.nup[q] + (q == seat ? v.nhole_mine : v.nhole[q]) > dealt)
+      if (q != seat && v.nup[q] + v.nhole[q] > dealt)
         throw std::invalid_argument("win_probability: a seat holds more cards than the rules deal by this street");
-    double value = win_probability(v, samples, max_exact);
-    if (value < 0) throw std::invalid_argument("win_probability: more unseen cards to deal than are left");
-    return value;
+    std::vector<double> values;
+    values.reserve(holes.size());
+    for (const auto& hole : holes) {
+      if (hole.size() > (size_t)MAX_CARDS) throw std::invalid_argument("win_probability: at most 7 cards a seat");
+      uint64_t seen = up_seen;
+      v.nhole_mine = (int)hole.size();
+      for (size_t j = 0; j < hole.size(); ++j) v.hole[j] = card(hole[j], seen);
+      if (v.nup[seat] + v.nhole_mine > dealt)
+        throw std::invalid_argument("win_probability: a seat holds more cards than the rules deal by this street");
+      double value = win_probability(v, samples, max_exact);
+      if (value < 0) throw std::invalid_argument("win_probability: more unseen cards to deal than are left");
+      values.push_back(value);
+    }
+    return values;
   }, py::arg("rules"), py::arg("button"), py::arg("street"), py::arg("seat"), py::arg("wild"),
-     py::arg("hole"), py::arg("face_down_counts"), py::arg("up_cards"), py::arg("folded"),
+     py::arg("holes"), py::arg("face_down_counts"), py::arg("up_cards"), py::arg("folded"),
      py::arg("samples"), py::arg("max_exact"));
   // ---- end of observation features ----
 }

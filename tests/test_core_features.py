@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 
 from envs.actions import action_mask, apply_action, random_action
-from envs.batched import BatchedGame, core_rules, win_probability as core_win_probability
+from envs.batched import BatchedGame, core_rules, win_probabilities as core_win_probabilities
+from envs.batched import win_probability as core_win_probability
 from envs.differential import compare
 from envs.engine.equity import _spot, sample_deals, win_probability
 from envs.engine.game import Game
@@ -73,6 +74,10 @@ def test_a_candidate_face_down_card_gives_the_value_of_holding_it():
                     apply_action(swapped, action)
                 assert core_win_probability(game, seat, hole=(card,)) == win_probability(swapped.view(seat))
                 checked += 1
+            # Every unseen card at once: the values of one card at a time.
+            holes = [(card,) for card in unseen]
+            assert core_win_probabilities(game, seat, holes) == [core_win_probability(game, seat, hole=h)
+                                                                  for h in holes]
             action = random_action(action_mask(game), rng)
             apply_action(game, action)
             played.append(action)
@@ -120,15 +125,16 @@ def test_the_batched_observations_have_the_feature_layout():
 
 def test_the_direct_binding_refuses_bad_input_with_a_reason():
     rules = core_rules("soko")
-    args = dict(button=0, street=0, seat=0, wild=-1, hole=[0], face_down_counts=[1, 1],
+    args = dict(button=0, street=0, seat=0, wild=-1, holes=[[0], [1]], face_down_counts=[1, 1],
                 up_cards=[[4], [8]], folded=[False, False], samples=8, max_exact=10)
-    assert 0 < _stud_core.win_probability(rules, **args) < 1
-    for bad, message in [(dict(hole=[4]), "distinct cards"), (dict(seat=2), "seat"),
+    values = _stud_core.win_probabilities(rules, **args)
+    assert len(values) == 2 and all(0 < v < 1 for v in values)
+    for bad, message in [(dict(holes=[[0], [4]]), "distinct cards"), (dict(seat=2), "seat"),
                          (dict(street=9), "street"), (dict(folded=[False]), "one face-down count"),
-                         (dict(samples=0), "samples"),
+                         (dict(samples=0), "samples"), (dict(holes=[[0, 1]]), "more cards than the rules deal"),
                          (dict(up_cards=[[4, 12, 16], [8]]), "more cards than the rules deal")]:
         with pytest.raises(ValueError, match=message):
-            _stud_core.win_probability(rules, **{**args, **bad})
+            _stud_core.win_probabilities(rules, **{**args, **bad})
 
 
 def test_the_encoder_gets_the_same_observation_from_the_core_and_the_reference():
