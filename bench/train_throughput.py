@@ -29,6 +29,10 @@ only ``BatchedVecEnv.step`` on the config's env and pool with a uniformly random
 microseconds per learner step for each of ``--slots``, readers only against every seat
 (interleaved), and skips the training rows.
 
+Every setup plays the config's pool as it is at step 0: the baselines, without the learner's
+snapshots or the local best response to them (``opponents.self_play``), which join later in a
+real run (the local best response plays in Python: see docs/results.md for a whole run's time).
+
 An env-step is one ``VecEnv.step`` transition of one env: one learner decision in ours (the
 opponents' actions happen inside it), one player's action in the tutorial (it plays both
 seats). The time covers rollouts and gradient updates; the first rollout of each is warm-up.
