@@ -264,7 +264,12 @@ def _category(value: int) -> int:
 
 
 def _write_hand_class(view: np.ndarray, encoder: ObservationEncoder, game: Game, seat: int, hole) -> None:
-    view[:] = _hand_classes(encoder, game, seat, [hole])[0]
+    _one_hot_class(view, rules_evaluator(game.rules, game.wild_ranks), hole, game.up_cards(seat))
+
+
+def _one_hot_class(view: np.ndarray, evaluate, hole, up) -> None:
+    if hole or up:
+        view[_category(evaluate((*hole, *up)))] = 1.0
 
 
 def _hand_classes(encoder: ObservationEncoder, game: Game, seat: int, holes) -> np.ndarray:
@@ -272,9 +277,8 @@ def _hand_classes(encoder: ObservationEncoder, game: Game, seat: int, holes) -> 
     out = np.zeros((len(holes), CATEGORIES), dtype=np.float32)
     evaluate = rules_evaluator(game.rules, game.wild_ranks)
     up = game.up_cards(seat)
-    for i, hole in enumerate(holes):
-        if hole or up:
-            out[i, _category(evaluate((*hole, *up)))] = 1.0
+    for row, hole in zip(out, holes):
+        _one_hot_class(row, evaluate, hole, up)
     return out
 
 

@@ -1208,8 +1208,10 @@ class Workers {
     std::atomic<uint64_t> generation{0};
     std::atomic<int> pending{0};
     std::atomic<bool> quit{false};
-    const std::function<void(int)>* job = nullptr;  // set before generation moves on
-    int parts = 0;
+    // Set before generation moves on; atomic because a thread that sits out a call may read
+    // them while the caller sets up the next.
+    std::atomic<const std::function<void(int)>*> job{nullptr};
+    std::atomic<int> parts{0};
     std::exception_ptr error;  // under m
     std::vector<std::thread> threads;
   };
@@ -1246,9 +1248,9 @@ class Workers {
       }
       if (st.quit.load()) return;
       seen = st.generation.load(std::memory_order_acquire);
-      if (index >= st.parts) continue;  // this call needs fewer threads than there are
+      if (index >= st.parts.load()) continue;  // this call needs fewer threads than there are
       try {
-        (*st.job)(index);
+        (*st.job.load())(index);
       } catch (...) {
         std::lock_guard<std::mutex> lock(st.m);
         if (!st.error) st.error = std::current_exception();
