@@ -92,16 +92,12 @@ def _hand_by_hand(opponent: Any) -> bool:
 
 def opponent_unsupported(opponent: Any, features: Sequence[str] = ()) -> str | None:
     """Why ``opponent`` (a pool entry) cannot play in :class:`BatchedVecEnv`, or None if it can."""
-    if isinstance(opponent, str):
-        return None if opponent == "random" else f"opponent {opponent!r} is not an agent (agents.base.Agent) or 'random'"
-    if type(opponent) in _BATCHED:
+    if opponent == "random" or type(opponent) in _BATCHED or _hand_by_hand(opponent):
         return None
     if isinstance(opponent, PPOAgent):
         if tuple(opponent.features) != tuple(features):
             return (f"opponent {opponent.name!r} encodes observations with pieces {list(opponent.features)}, "
                     f"this env with {list(features)}")
-        return None
-    if _hand_by_hand(opponent):
         return None
     return f"opponent {opponent!r} is not an agent (agents.base.Agent) or 'random'"
 
