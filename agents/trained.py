@@ -40,6 +40,7 @@ weights when pickled to worker processes.
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 
 import numpy as np
@@ -184,6 +185,25 @@ def _numpy_layers(policy) -> list[tuple[np.ndarray, np.ndarray, str | None]] | N
     return layers
 
 
+@contextlib.contextmanager
+def _global_generators_kept():
+    """Loading a checkpoint re-seeds Python's, NumPy's and torch's global generators with the
+    seed saved in it (sb3's ``_setup_model``). A training run draws its minibatch shuffles and
+    its actions from those, so loading an opponent or an evaluation's agent mid-run would change
+    what the run learns: the states are put back as they were."""
+    import random
+
+    import torch
+
+    states = random.getstate(), np.random.get_state(), torch.get_rng_state()
+    try:
+        yield
+    finally:
+        random.setstate(states[0])
+        np.random.set_state(states[1])
+        torch.set_rng_state(states[2])
+
+
 def model_features(model) -> tuple[str, ...]:
     """The optional observation pieces a MaskablePPO model was trained with (none if it does
     not say: models from before the option)."""
@@ -244,7 +264,8 @@ class PPOAgent(Agent):
 
             from agents.registry import resolve_checkpoint
 
-            model = MaskablePPO.load(str(resolve_checkpoint(self.path)), device="cpu")
+            with _global_generators_kept():
+                model = MaskablePPO.load(str(resolve_checkpoint(self.path)), device="cpu")
             self._features = model_features(model)
             self._actor = actor_of(model.policy)
         return self._actor

@@ -193,3 +193,17 @@ def test_a_trained_opponent_in_the_env_replays_with_the_seed(mlp):
         return out
 
     assert hands(3) == hands(3) != hands(4)
+
+
+def test_loading_a_checkpoint_leaves_the_global_generators_alone(mlp):
+    """sb3's load re-seeds the global generators with the checkpoint's seed; a training run
+    draws its shuffles and actions from them, so an evaluation that loads an agent mid-run must
+    not change what the run learns."""
+    import random
+
+    _, path = mlp
+    random.seed(5), np.random.seed(5), torch.manual_seed(5)
+    expected = random.random(), np.random.random(), torch.rand(1).item()
+    random.seed(5), np.random.seed(5), torch.manual_seed(5)
+    PPOAgent(path=str(path)).actor
+    assert (random.random(), np.random.random(), torch.rand(1).item()) == expected
