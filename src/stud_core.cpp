@@ -182,16 +182,47 @@ static int nonflush_score(const int* counts, int wilds, int k, bool canadian, bo
 }
 
 // nonflush_score, remembered per thread: it depends only on the rank counts (at most 7 cards,
-// so a few ten thousand keys), and win_probability scores thousands of hands a decision.
-static int nonflush_score_memo(const int* counts, int wilds, int k, bool canadian, bool ace_low) {
-  uint64_t key = 0;
-  for (int r = 0; r < 13; ++r) key = key << 3 | (uint64_t)counts[r];
-  key = ((key << 3 | (uint64_t)wilds) << 3 | (uint64_t)k) << 2 | (canadian ? 2u : 0u) | (ace_low ? 1u : 0u);
-  thread_local std::unordered_map<uint64_t, int> memo;
-  auto it = memo.find(key);
-  if (it != memo.end()) return it->second;
+// so a few ten thousand keys), and win_probability scores thousands of hands a decision. The
+// key packs the counts three bits a rank (`rank_key`: the sum of 1 << 3r over the natural
+// cards, built as evaluate reads them) with wilds, k and the two options; bit 63 marks a used
+// slot. An open-addressing table, because std::unordered_map's modulo and node pointer were
+// most of a lookup.
+struct ScoreMemo {
+  struct Slot { uint64_t key; int value; };
+  std::vector<Slot> slots;
+  size_t used = 0;
+  ScoreMemo() : slots(1 << 14, Slot{0, 0}) {}
+  static size_t slot(uint64_t key, size_t mask) { return (size_t)((key * 0x9E3779B97F4A7C15ull) >> 32) & mask; }
+  const int* find(uint64_t key) const {
+    size_t mask = slots.size() - 1;
+    for (size_t i = slot(key, mask);; i = (i + 1) & mask) {
+      if (slots[i].key == key) return &slots[i].value;
+      if (slots[i].key == 0) return nullptr;
+    }
+  }
+  void insert(uint64_t key, int value) {
+    if (2 * (used + 1) > slots.size()) {  // keep it at most half full
+      std::vector<Slot> old(slots.size() * 2, Slot{0, 0});
+      old.swap(slots);
+      used = 0;
+      for (const Slot& s : old)
+        if (s.key) insert(s.key, s.value);
+    }
+    size_t mask = slots.size() - 1, i = slot(key, mask);
+    while (slots[i].key != 0) i = (i + 1) & mask;
+    slots[i] = Slot{key, value};
+    ++used;
+  }
+};
+
+static int nonflush_score_memo(const int* counts, uint64_t rank_key, int wilds, int k, bool canadian,
+                               bool ace_low) {
+  uint64_t key = 1ull << 63 | rank_key << 10 | (uint64_t)wilds << 5 | (uint64_t)k << 2 |
+                 (canadian ? 2u : 0u) | (ace_low ? 1u : 0u);
+  thread_local ScoreMemo memo;
+  if (const int* value = memo.find(key)) return *value;
   int value = nonflush_score(counts, wilds, k, canadian, ace_low);
-  memo.emplace(key, value);
+  memo.insert(key, value);
   return value;
 }
 
@@ -233,6 +264,7 @@ static int evaluate(const int8_t* cards, int n, int wild_mask, const EvalOptions
   int counts[13] = {0};
   int suit_total[4] = {0}, suit_natural[4] = {0}, suited[4] = {0};
   int wilds = 0;
+  uint64_t rank_key = 0;
   for (int i = 0; i < n; ++i) {
     int r = cards[i] >> 2, s = cards[i] & 3;
     ++suit_total[s];
@@ -240,12 +272,13 @@ static int evaluate(const int8_t* cards, int n, int wild_mask, const EvalOptions
       ++wilds;
     } else {
       ++counts[r];
+      rank_key += 1ull << (3 * r);
       ++suit_natural[s];
       suited[s] |= 1 << r;
     }
   }
   int k = std::min(n, 5);
-  int best = nonflush_score_memo(counts, wilds, k, o.canadian, o.ace_low_four_straight);
+  int best = nonflush_score_memo(counts, rank_key, wilds, k, o.canadian, o.ace_low_four_straight);
   if (o.canadian ? k >= 4 : k >= 5) {
     int threshold = (o.canadian ? 4 : 5) - wilds;
     int need = std::max(threshold, 1);
