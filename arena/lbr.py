@@ -38,7 +38,6 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import math
-from functools import lru_cache
 
 import numpy as np
 
@@ -48,8 +47,8 @@ from envs.actions import CHECK_CALL, FIRST_BET, FOLD, action_mask, apply_action
 from envs.engine.cards import Card
 from envs.engine.events import ACTION_KINDS, BET_KINDS, EventKind
 from envs.engine.game import Game, PlayerView
-from envs.engine.hands import evaluate_batch
-from envs.engine.rules import DOWN, Rules, hand_options, rules_evaluator
+from envs.batched import evaluate_rows
+from envs.engine.rules import DOWN, Rules, hand_options
 from envs.observation import OBSERVER_BATCHES
 
 __all__ = ["LBRAgent", "equity_by_hole", "check_rules", "action_id"]
@@ -87,17 +86,9 @@ def action_id(game: Game, event) -> int:
 
 
 def _scores(rules: Rules, hands: np.ndarray) -> np.ndarray:
-    """Hand values (int64) of the rows of ``hands`` (card ids): ``evaluate_batch`` for five to
-    seven cards, the engine's evaluator (cached) for the short hands of short games."""
-    if hands.shape[1] >= 5:
-        return evaluate_batch(hands, **hand_options(rules))
-    return np.fromiter((_small_score(rules, tuple(sorted(row))) for row in hands.tolist()),
-                       dtype=np.int64, count=len(hands))
-
-
-@lru_cache(maxsize=1 << 16)
-def _small_score(rules: Rules, cards: tuple[int, ...]) -> int:
-    return int(rules_evaluator(rules)(tuple(Card(c) for c in cards)))
+    """Hand values (int64) of the rows of ``hands`` (card ids, one to seven a row), by the
+    compiled core in one call."""
+    return evaluate_rows(hands, **hand_options(rules))
 
 
 def equity_by_hole(rules: Rules, mine: list[int], their_up: list[int], candidates: np.ndarray, *,
@@ -236,10 +227,8 @@ class LBRAgent(Agent):
         self._eq_key = None
 
     def warm_up(self, rules: Rules) -> None:
-        """Build the hand tables the roll-outs use (and the target's), once per process."""
-        n = rules.cards_per_player
-        if n >= 5:
-            _scores(rules, np.arange(n, dtype=np.int64)[None, :] * 4)
+        """Build the target's hand tables, once per process (the roll-outs need none: the core
+        scores them)."""
         warm = getattr(self.target, "warm_up", None)
         if warm is not None:
             warm(rules)

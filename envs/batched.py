@@ -223,3 +223,17 @@ def evaluate(cards, *, canadian: bool = False, wild_ranks=(), double_ace_flush: 
     wild_mask = sum(1 << RANKS.index(r) for r in set(wild_ranks))
     return _stud_core.evaluate([int(c) for c in cards], wild_mask, canadian, double_ace_flush,
                                ace_low_four_straight)
+
+
+def evaluate_rows(cards, *, canadian: bool = False, wild_ranks=(), double_ace_flush: bool = False,
+                  ace_low_four_straight: bool = True) -> np.ndarray:
+    """:func:`evaluate` of every row of an (N, n) integer array of card ids, 1 <= n <= 7, in one
+    call: int64 (N,). Unlike ``envs.engine.hands.evaluate_batch`` (five to seven cards) it also
+    scores short showing hands; duplicate cards in a row are not checked."""
+    cards = np.asarray(cards)
+    if cards.ndim != 2 or not 1 <= cards.shape[1] <= 7 or not np.issubdtype(cards.dtype, np.integer):
+        raise ValueError(f"evaluate_rows takes an (N, 1..7) integer array of card ids, not {cards.dtype} "
+                         f"of shape {cards.shape}")
+    wild_mask = sum(1 << RANKS.index(r) for r in set(wild_ranks))
+    return _stud_core.evaluate_rows(cards.astype(np.int64, copy=False), wild_mask, canadian,
+                                    double_ace_flush, ace_low_four_straight)

@@ -79,7 +79,7 @@ from envs.engine.cards import RANKS
 from envs.engine.equity import win_probability
 from envs.engine.hands import Category
 from envs.engine.rules import (NO_LOW_CHICAGO, QUEEN, SPADE, Betting, Rules, get_rules,
-                               low_chicago_key, rules_evaluator)
+                               hand_options, low_chicago_key, rules_evaluator)
 
 CALL_KINDS = frozenset(("call", "bring_in"))  # what the history counts as calls
 LOG_PIECES = frozenset(("hole_cards", "up_cards", "chicago_up", "history"))
@@ -259,8 +259,8 @@ def check_features(features) -> tuple[str, ...]:
     return tuple(name for name in FEATURES if name in names)
 
 
-def _category(value: int) -> int:
-    return int(value) >> 20  # HandValue: category << 20 plus tie-break ranks
+def _category(value):
+    return value >> 20  # HandValue: category << 20 plus tie-break ranks (ints or an int array)
 
 
 def _write_hand_class(view: np.ndarray, encoder: ObservationEncoder, game: Game, seat: int, hole) -> None:
@@ -269,16 +269,25 @@ def _write_hand_class(view: np.ndarray, encoder: ObservationEncoder, game: Game,
 
 def _one_hot_class(view: np.ndarray, evaluate, hole, up) -> None:
     if hole or up:
-        view[_category(evaluate((*hole, *up)))] = 1.0
+        view[_category(int(evaluate((*hole, *up))))] = 1.0
 
 
 def _hand_classes(encoder: ObservationEncoder, game: Game, seat: int, holes) -> np.ndarray:
-    """The ``hand_class`` piece of ``seat`` holding each face-down card list of ``holes``."""
+    """The ``hand_class`` piece of ``seat`` holding each face-down card list of ``holes``: one
+    core call when the lists are as long as each other (the reference encoder: card by card)."""
     out = np.zeros((len(holes), CATEGORIES), dtype=np.float32)
-    evaluate = rules_evaluator(game.rules, game.wild_ranks)
     up = game.up_cards(seat)
-    for row, hole in zip(out, holes):
-        _one_hot_class(row, evaluate, hole, up)
+    if encoder.reference or len({len(hole) for hole in holes}) > 1:
+        evaluate = rules_evaluator(game.rules, game.wild_ranks)
+        for row, hole in zip(out, holes):
+            _one_hot_class(row, evaluate, hole, up)
+        return out
+    rows = np.array([[*hole, *up] for hole in holes], dtype=np.int64).reshape(len(holes), -1)
+    if rows.shape[1]:
+        from envs.batched import evaluate_rows  # the core imports this module
+
+        values = evaluate_rows(rows, **hand_options(game.rules, game.wild_ranks))
+        out[np.arange(len(holes)), _category(values)] = 1.0
     return out
 
 
@@ -286,7 +295,7 @@ def _showing_classes(game: Game, current, sizes) -> tuple[float, ...]:
     values: tuple[float, ...] = ()
     for seat in range(game.num_players):
         up = game.up_cards(seat)
-        values += one_hot(CATEGORIES, _category(game.showing_value(seat)) if up else None)
+        values += one_hot(CATEGORIES, _category(int(game.showing_value(seat))) if up else None)
     return values
 
 

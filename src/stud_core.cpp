@@ -1894,6 +1894,32 @@ PYBIND11_MODULE(_stud_core, m) {
   }, py::arg("cards"), py::arg("wild_mask") = 0, py::arg("canadian") = false,
      py::arg("double_ace_flush") = false, py::arg("ace_low_four_straight") = true);
 
+  // evaluate for every row of an (N, n) array of card ids, 1 <= n <= 7 (local best response
+  // scores its roll-outs and the other player's candidate cards with it).
+  m.def("evaluate_rows", [](py::array_t<int64_t, py::array::c_style | py::array::forcecast> cards, int wild_mask,
+                            bool canadian, bool double_ace_flush, bool ace_low_four_straight) {
+    if (cards.ndim() != 2 || cards.shape(1) < 1 || cards.shape(1) > MAX_CARDS)
+      throw std::invalid_argument("evaluate_rows: an (N, 1..7) array of card ids");
+    const py::ssize_t rows = cards.shape(0), n = cards.shape(1);
+    auto in = cards.unchecked<2>();
+    for (py::ssize_t i = 0; i < rows; ++i)
+      for (py::ssize_t j = 0; j < n; ++j)
+        if (in(i, j) < 0 || in(i, j) > 51) throw std::invalid_argument("evaluate_rows: card ids are 0..51");
+    py::array_t<int64_t> out(rows);
+    auto o = out.mutable_unchecked<1>();
+    const EvalOptions opts{canadian, double_ace_flush, ace_low_four_straight};
+    {
+      py::gil_scoped_release release;
+      int8_t c[MAX_CARDS];
+      for (py::ssize_t i = 0; i < rows; ++i) {
+        for (py::ssize_t j = 0; j < n; ++j) c[j] = (int8_t)in(i, j);
+        o(i) = evaluate(c, (int)n, wild_mask, opts);
+      }
+    }
+    return out;
+  }, py::arg("cards"), py::arg("wild_mask") = 0, py::arg("canadian") = false,
+     py::arg("double_ace_flush") = false, py::arg("ace_low_four_straight") = true);
+
   // ---- observation features ----
   // win_probability for one seat holding each of several face-down card lists in turn (the
   // cards local best response supposes the other player holds): one call, one value each.

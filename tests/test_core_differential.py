@@ -10,7 +10,7 @@ step, identical payoffs and every seat's observation at the end.
 import numpy as np
 import pytest
 
-from envs.batched import BatchedGame, evaluate as core_evaluate
+from envs.batched import BatchedGame, evaluate as core_evaluate, evaluate_rows
 from envs.engine.cards import RANKS
 from envs.engine.hands import evaluate
 from envs.engine.rules import RULES
@@ -50,6 +50,24 @@ def test_the_core_evaluator_gives_the_reference_values(suits):
                        double_ace_flush=bool(wild) and bool(rng.integers(2)),
                        ace_low_four_straight=bool(rng.integers(2)))
         assert core_evaluate(cards, **options) == int(evaluate(cards, **options)), (cards, options)
+
+
+@pytest.mark.parametrize("n", range(1, 8))
+def test_rows_are_scored_as_one_by_one(n):
+    """evaluate_rows (local best response's roll-outs, hand_class for many face-down cards) is
+    the reference value of every row, whatever the options."""
+    rng = np.random.default_rng(n)
+    rows = np.argsort(rng.random((400, 52)), axis=1)[:, :n]
+    for wild, canadian in (((), True), ((), False), (("7", "Q"), True)):
+        options = dict(canadian=canadian, wild_ranks=wild, double_ace_flush=bool(wild))
+        assert evaluate_rows(rows, **options).tolist() == [int(evaluate(r, **options)) for r in rows.tolist()]
+
+
+@pytest.mark.parametrize("rows, message", [(np.zeros((2, 8), dtype=int), "1..7"), (np.zeros(5, dtype=int), "1..7"),
+                                           (np.full((1, 5), 52), "0..51"), (np.zeros((1, 5)), "integer")])
+def test_rows_of_bad_cards_are_refused(rows, message):
+    with pytest.raises(ValueError, match=message):
+        evaluate_rows(rows)
 
 
 def test_variants_cover_every_betting_structure_and_option():
