@@ -53,11 +53,48 @@ def test_the_smoke_run_logs_the_tags(smoke_run):
     expected = ["rollout/ep_rew_mean", "train/loss", "train/entropy_loss", "time/fps",   # SB3's own
                 "eval/bb100_vs_random", "eval/bb100_vs_random_ci95_low", "eval/bb100_vs_random_ci95_high",
                 "eval/bb100_vs_call", "eval/bb100_vs_field", "poker/fold_rate", "poker/showdown_rate",
-                "poker/aggression", "poker/vpip", "selfplay/pool_size", "config/text_summary"]
+                "poker/aggression", "poker/vpip", "selfplay/pool_size", "config/text_summary",
+                "time/env_share", "time/update_share"]
     for tag in expected:
         assert tag in tags, tag
     assert tags["config/text_summary"] == [0]
     assert max(tags["rollout/ep_rew_mean"]) == cfg.run.total_timesteps
+
+
+def test_the_time_shares_are_shares_of_the_wall_time(smoke_run):
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    _, run_dir = smoke_run
+    acc = EventAccumulator(str(run_dir / "tb"), size_guidance={"scalars": 0})
+    acc.Reload()
+    env = [e.value for e in acc.Scalars("time/env_share")]
+    update = [e.value for e in acc.Scalars("time/update_share")]
+    assert len(env) == len(update) >= 2
+    assert all(0 < e < 1 and 0 <= u < 1 and e + u < 1 for e, u in zip(env, update))
+    assert update[0] == 0 and max(update) > 0   # the first rollout has no update before it
+
+
+def test_the_timed_env_counts_its_steps_resets_and_masks(monkeypatch):
+    import time
+
+    from stable_baselines3.common.vec_env import DummyVecEnv
+
+    from envs.single_agent import SingleAgentEnv
+    from train.vec import TimedVecEnv
+
+    venv = TimedVecEnv(DummyVecEnv([lambda: SingleAgentEnv("soko")]))
+    slow = venv.venv.step_wait
+
+    def step_wait():
+        time.sleep(0.02)
+        return slow()
+    monkeypatch.setattr(venv.venv, "step_wait", step_wait)
+    venv.reset()
+    before = venv.seconds
+    for _ in range(5):
+        mask = venv.env_method("action_masks")[0]
+        venv.step(np.array([int(np.flatnonzero(mask)[0])]))
+    assert 0.1 <= venv.seconds - before < 1.0
 
 
 def test_eval_csv_has_a_row_per_baseline_and_the_field(smoke_run):

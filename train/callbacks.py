@@ -283,6 +283,37 @@ class PokerStats(BaseCallback):
         self._reset()
 
 
+class TimeShares(BaseCallback):
+    """``time/*``, once per rollout, over the wall time since the previous rollout ended:
+    ``env_share``, the share spent in the training env (``train.vec.TimedVecEnv``: the core, the
+    opponents' decisions, the observations); ``update_share``, in the gradient updates. The rest
+    is the learner's own forward passes, the rollout buffer and the callbacks (evaluations,
+    snapshots, checkpoints)."""
+
+    def _on_training_start(self) -> None:
+        self.env = self.model.get_env()
+        if not hasattr(self.env, "seconds"):
+            raise TypeError("TimeShares needs the training env in a train.vec.TimedVecEnv")
+        self._start, self._env_start = time.perf_counter(), self.env.seconds
+        self._rollout_end: float | None = None
+        self._update = 0.0
+
+    def _on_rollout_start(self) -> None:
+        if self._rollout_end is not None:
+            self._update += time.perf_counter() - self._rollout_end
+
+    def _on_step(self) -> bool:
+        return True
+
+    def _on_rollout_end(self) -> None:
+        now = time.perf_counter()
+        wall = now - self._start
+        if wall > 0:
+            self.logger.record("time/env_share", (self.env.seconds - self._env_start) / wall)
+            self.logger.record("time/update_share", self._update / wall)
+        self._start, self._env_start, self._rollout_end, self._update = now, self.env.seconds, now, 0.0
+
+
 class EntropySchedule(BaseCallback):
     """``ppo.ent_schedule: linear``: before each rollout, the entropy bonus the next update uses
     falls linearly from ``start`` to ``end`` over ``total`` timesteps (``train/ent_coef``)."""

@@ -116,7 +116,8 @@ def main(cfg: Config, *, resume: str | Path | None = None, command: Sequence[str
     from stable_baselines3.common.callbacks import CallbackList
 
     from train.callbacks import (Checkpoints, EntropySchedule, Evaluation, OpponentPool, PokerStats, ProgressBar,
-                                 SelfPlay, latest_checkpoint, save_model)
+                                 SelfPlay, TimeShares, latest_checkpoint, save_model)
+    from train.vec import TimedVecEnv
     command_line = shlex.join(command if command is not None else [sys.executable, *sys.argv])
 
     # ---- The run folder ----------------------------------------------------------------------
@@ -149,7 +150,7 @@ def main(cfg: Config, *, resume: str | Path | None = None, command: Sequence[str
     torch.distributions.Distribution.set_default_validate_args(False)
 
     ppo = cfg.ppo
-    venv = training_env(cfg)
+    venv = TimedVecEnv(training_env(cfg))   # time/env_share in TensorBoard
     pool = OpponentPool(cfg, venv, run_dir / "snapshots", run_dir / "checkpoints")
     model = None
     try:
@@ -203,7 +204,7 @@ def main(cfg: Config, *, resume: str | Path | None = None, command: Sequence[str
                       f"(training repeats those steps)", flush=True)
         # At each step: snapshot, then evaluation, then the checkpoint (which saves the pool), so
         # a checkpoint on disk means everything before it is recorded.
-        callbacks = [bar, PokerStats(), SelfPlay(pool, cfg.opponents.self_play.every), evaluation, checkpoints]
+        callbacks = [bar, PokerStats(), TimeShares(), SelfPlay(pool, cfg.opponents.self_play.every), evaluation, checkpoints]
         if ppo.ent_schedule == "linear":
             callbacks.insert(0, EntropySchedule(ppo.ent_coef, ppo.ent_coef_end, cfg.run.total_timesteps))
 

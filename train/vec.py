@@ -15,6 +15,7 @@ call per env so each gets generators of its own).
 from __future__ import annotations
 
 import signal
+import time
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -22,7 +23,7 @@ from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv,
 
 from train.config import EnvConfig
 
-__all__ = ["env_kwargs", "make_env", "make_vec_env", "FastDummyVecEnv", "VecMaskCache", "set_pool"]
+__all__ = ["env_kwargs", "make_env", "make_vec_env", "FastDummyVecEnv", "VecMaskCache", "TimedVecEnv", "set_pool"]
 
 
 def env_kwargs(env_cfg: EnvConfig) -> dict[str, Any]:
@@ -120,6 +121,35 @@ def make_vec_env(env_cfg: EnvConfig, *, n_envs: int, kind: str = "dummy", start_
     else:
         raise ValueError(f"vec_env must be 'dummy' or 'subproc', not {kind!r}")
     return VecMonitor(VecMaskCache(venv))
+
+
+class TimedVecEnv(VecEnvWrapper):
+    """The training env, counting the wall seconds spent in it (``seconds``): its steps, resets
+    and method calls (MaskablePPO's action masks), so the core, the opponents' decisions and the
+    observations. ``train.callbacks.TimeShares`` logs them as ``time/env_share``."""
+
+    def __init__(self, venv: VecEnv) -> None:
+        super().__init__(venv)
+        self.seconds = 0.0
+
+    def _timed(self, method, *args, **kwargs):
+        start = time.perf_counter()
+        try:
+            return method(*args, **kwargs)
+        finally:
+            self.seconds += time.perf_counter() - start
+
+    def reset(self):
+        return self._timed(self.venv.reset)
+
+    def step_async(self, actions: np.ndarray) -> None:
+        self._timed(self.venv.step_async, actions)
+
+    def step_wait(self):
+        return self._timed(self.venv.step_wait)
+
+    def env_method(self, method_name: str, *method_args, indices=None, **method_kwargs) -> list:
+        return self._timed(self.venv.env_method, method_name, *method_args, indices=indices, **method_kwargs)
 
 
 def set_pool(venv: VecEnv, baselines: dict[str, float], snapshots: Sequence, *, self_play_weight: float,
