@@ -228,7 +228,11 @@ class LBRAgent(Agent):
 
     def warm_up(self, rules: Rules) -> None:
         """Build the target's hand tables, once per process (the roll-outs need none: the core
-        scores them)."""
+        scores them), and the target's policy over the range for ``rules``, which copies of
+        this agent share (the batched training env plays a copy per hand)."""
+        check_rules(rules)
+        if self._policy is None or self._policy.rules != rules:
+            self._policy = _TargetPolicy(self.target, rules)
         warm = getattr(self.target, "warm_up", None)
         if warm is not None:
             warm(rules)

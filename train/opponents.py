@@ -93,6 +93,8 @@ def build_pool(baselines: dict[str, float], snapshots: Sequence[PPOAgent], *,
 
         lbr = LBRAgent(snapshots[-1].clone(), samples=lbr_samples)
         lbr.reset(children[-1])
+        if rules is not None:
+            lbr.warm_up(rules)   # one target policy (its encoder and tables) for every hand's copy
         pool.append(lbr)
     weights = pool_weights(baselines, snapshots=len(snapshots), self_play_weight=self_play_weight,
                            lbr_weight=lbr_weight)
