@@ -97,6 +97,23 @@ def test_the_timed_env_counts_its_steps_resets_and_masks(monkeypatch):
     assert 0.1 <= venv.seconds - before < 1.0
 
 
+def test_evaluations_do_not_change_what_a_run_learns(smoke_run, tmp_path):
+    """An evaluation loads the learner's checkpoint; the load must leave the global generators
+    (PPO's minibatch shuffles and action draws) as they were, so the weights are the same with
+    evaluations or without."""
+    import torch
+    from sb3_contrib import MaskablePPO
+
+    from train.ppo import main
+
+    cfg, run_dir = smoke_run
+    assert cfg.eval.every
+    quiet = main(smoke(tmp_path, "eval.every=0"), progress=False)
+    with_eval = MaskablePPO.load(str(run_dir / "final_model.zip"), device="cpu").policy.state_dict()
+    without = MaskablePPO.load(str(quiet / "final_model.zip"), device="cpu").policy.state_dict()
+    assert all(torch.equal(with_eval[k], without[k]) for k in with_eval)
+
+
 def test_eval_csv_has_a_row_per_baseline_and_the_field(smoke_run):
     cfg, run_dir = smoke_run
     with (run_dir / "eval.csv").open() as f:
