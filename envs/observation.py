@@ -282,8 +282,8 @@ def _hand_classes(encoder: ObservationEncoder, game: Game, seat: int, holes) -> 
         for row, hole in zip(out, holes):
             _one_hot_class(row, evaluate, hole, up)
         return out
-    rows = np.array([[*hole, *up] for hole in holes], dtype=np.int64).reshape(len(holes), -1)
-    if rows.shape[1]:
+    rows = np.array([[*hole, *up] for hole in holes], dtype=np.int64)
+    if rows.size:
         from envs.batched import evaluate_rows  # the core imports this module
 
         values = evaluate_rows(rows, **hand_options(game.rules, game.wild_ranks))
