@@ -80,6 +80,11 @@ def test_sections_are_typed_dataclasses():
      "opponents.self_play.lbr: local best response needs a game without wild cards"),
     ({"env": {"players": 3}, "opponents": {"self_play": {"every": 10, "lbr": 0.1}}},
      "opponents.self_play.lbr: local best response is heads-up only, not 3 players"),
+    ({"eval": {"every": 10, "br_steps": -1}}, "eval.br_steps must be at least 0, not -1"),
+    ({"eval": {"every": 10, "br_hands": 0}}, "eval.br_hands must be at least 1, not 0"),
+    ({"eval": {"every": 0, "br_steps": 1000}}, "eval.br_steps is set but eval.every is 0"),
+    ({"eval": {"every": 10, "br_steps": 1000, "br_config": "configs/nowhere.yaml"}},
+     "eval.br_config: no file configs/nowhere.yaml"),
 ])
 def test_bad_configs_name_the_key(data, message):
     with pytest.raises(ConfigError) as excinfo:

@@ -114,6 +114,38 @@ def test_evaluations_do_not_change_what_a_run_learns(smoke_run, tmp_path):
     assert all(torch.equal(with_eval[k], without[k]) for k in with_eval)
 
 
+def test_exploitability_evaluations_are_logged_and_change_nothing_learned(smoke_run, tmp_path):
+    """A local best response at every evaluation and a learned one (trained by a separate
+    program, kept in the run folder) at the first evaluation past each br_every: their TensorBoard
+    curves are there, and the weights are those of the run without them."""
+    import torch
+    import yaml
+    from sb3_contrib import MaskablePPO
+
+    from train.ppo import main
+
+    base, plain = smoke_run
+    br_config = yaml.safe_load((REPO / "configs" / "best_response.yaml").read_text())
+    br_config["ppo"].update(n_envs=2, n_steps=128, batch_size=128, net_arch=[16])
+    (tmp_path / "br.yaml").write_text(yaml.safe_dump(br_config))
+    cfg = smoke(tmp_path, "eval.lbr_hands=20", "eval.br_steps=256", "eval.br_every=1000", "eval.br_hands=20",
+                f"eval.br_config={tmp_path / 'br.yaml'}")
+    run_dir = main(cfg, progress=False)
+    tags = tb_tags(run_dir / "tb")
+    evaluations = tags["eval/bb100_vs_field"]
+    assert evaluations == [base.eval.every, base.run.total_timesteps]
+    assert tags["eval/lbr_bb100"] == evaluations
+    assert tags["eval/br_bb100"] == tags["eval/br_bb100_ci95_low"] == [base.run.total_timesteps]
+    result = json.loads((run_dir / "best_responses" / f"at_{base.run.total_timesteps}" / "results.json").read_text())
+    assert result["steps"] == 256 and result["match"]["hands"] == 20
+    low, high = result["ci95"]
+    assert low <= result["exploitability_bb_per_100"] <= high
+    assert Path(result["best_response_agent"].removeprefix("ppo:")).is_file()
+    with_them = MaskablePPO.load(str(run_dir / "final_model.zip"), device="cpu").policy.state_dict()
+    without = MaskablePPO.load(str(plain / "final_model.zip"), device="cpu").policy.state_dict()
+    assert all(torch.equal(with_them[k], without[k]) for k in with_them)
+
+
 def test_eval_csv_has_a_row_per_baseline_and_the_field(smoke_run):
     cfg, run_dir = smoke_run
     with (run_dir / "eval.csv").open() as f:

@@ -37,7 +37,7 @@ from typing import Any
 from stable_baselines3.common.callbacks import BaseCallback
 
 from agents.trained import PPOAgent
-from train.config import Config
+from train.config import Config, repo_path
 from train.vec import set_pool
 
 __all__ = ["atomic_write_bytes", "save_model", "ProgressBar", "PokerStats", "SelfPlay", "Checkpoints",
@@ -430,6 +430,7 @@ class Evaluation(EveryTimesteps):
         self.csv_path = self.run_dir / "eval.csv"
         self.progress = progress
         self.last_timesteps = -1
+        self.br_mark = 0              # the last evaluation's timesteps (when a best response is due)
         self.results: dict[str, Any] = {}
 
     def fire(self) -> None:
@@ -446,6 +447,7 @@ class Evaluation(EveryTimesteps):
         kept = [r for r in body if len(r) == len(self.FIELDS) and r[0].isdigit() and int(r[0]) <= timesteps]
         if any(int(r[0]) == timesteps for r in kept):
             self.last_timesteps = timesteps
+        self.br_mark = timesteps
         dropped = len(body) - len(kept)
         if dropped:
             out = io.StringIO()
@@ -489,7 +491,7 @@ class Evaluation(EveryTimesteps):
             values[f"{name}_ci95_low"] = est.low
             values[f"{name}_ci95_high"] = est.high
         values["eval/seconds"] = sum(r[3] for r in rows[:-1])
-        values.update(self._exploitability(spec, rules))
+        values.update(self._exploitability(spec, rules, steps))
         write_now(model.logger, values, steps)
         new = not self.csv_path.exists()
         with self.csv_path.open("a", newline="") as f:
@@ -506,13 +508,18 @@ class Evaluation(EveryTimesteps):
             self.progress.set_postfix(field=f"{field.mean:+.1f}bb/100")
         return self.results
 
-    def _exploitability(self, spec: str, rules: dict) -> dict[str, float]:
+    def _exploitability(self, spec: str, rules: dict, steps: int) -> dict[str, float]:
         """``eval/lbr_bb100`` (a local best response's winnings against the learner, with its
-        interval) and ``eval/exploitability`` (exact, soko_mini), as the config asks."""
+        interval), ``eval/br_bb100`` (a learned best response's, when one is due) and
+        ``eval/exploitability`` (exact, soko_mini), as the config asks."""
         from agents.registry import make_agent
 
         cfg = self.cfg.eval
         values: dict[str, float] = {}
+        every, mark = cfg.br_every, self.br_mark
+        self.br_mark = steps
+        if cfg.br_steps and (every == 0 or steps // every > mark // every):
+            values.update(self._learned_best_response(spec, rules, steps))
         if cfg.lbr_hands:
             from arena.lbr import LBRAgent
             from arena.match import play_match
@@ -537,6 +544,31 @@ class Evaluation(EveryTimesteps):
             values["eval/exploitability"] = bb_per_100(self._tree, value)
             values["eval/exploitability_seconds"] = time.perf_counter() - start
         return values
+
+
+    def _learned_best_response(self, spec: str, rules: dict, steps: int) -> dict[str, float]:
+        """Train a best response against the learner's checkpoint (a separate program: this
+        process's generators are left alone), play it, keep it in ``best_responses/at_STEPS``."""
+        from agents.registry import make_agent
+        from arena.exploit import lower_bound, train_best_response
+        from envs.engine.rules import get_rules
+
+        cfg, game = self.cfg, self.cfg.env.game
+        folder = self.run_dir / "best_responses" / f"at_{steps}"
+        seed = cfg.run.seed + 3
+        start = time.perf_counter()
+        model, info = train_best_response(game, spec, folder, steps=cfg.eval.br_steps, seed=seed, rules=rules,
+                                          players=cfg.env.players, config=repo_path(cfg.eval.br_config))
+        learner = make_agent(spec)
+        learner.name = self.LEARNER
+        result = lower_bound(get_rules(game, **rules), f"ppo:{model},name=best_response", learner,
+                             hands=cfg.eval.br_hands, seed=seed, players=cfg.env.players)
+        result.update({"timesteps": steps, "best_response_agent": f"ppo:{model}", **info,
+                       "seconds": {**info["seconds"], **result["seconds"]}})
+        atomic_write_text(folder / "results.json", json.dumps(result, indent=2) + "\n")
+        low, high = result["ci95"]
+        return {"eval/br_bb100": result["exploitability_bb_per_100"], "eval/br_bb100_ci95_low": low,
+                "eval/br_bb100_ci95_high": high, "eval/br_seconds": time.perf_counter() - start}
 
 
 def write_now(logger, values: dict[str, Any], step: int) -> None:

@@ -20,7 +20,8 @@ ppo        MaskablePPO arguments under their own names, plus ``net_arch``, ``act
            (``auto``, ``batched``: hands on the compiled core, or ``single_agent``), ``vec_env``
            (``dummy`` or ``subproc``), ``torch_threads``
 eval       ``every`` timesteps a duplicate tournament of ``hands`` hands against each of
-           ``baselines``
+           ``baselines``; exploitability: ``lbr_hands``, ``exploitability`` (exact), and a
+           learned best response every ``br_every`` timesteps (``br_steps``, ``br_hands``)
 run        ``name``, ``total_timesteps``, ``checkpoint_every``, ``seed``, ``out_dir``
 ========== =====================================================================================
 
@@ -49,6 +50,14 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def repo_path(path: str | Path) -> Path:
+    """A config's file path: as given when it exists (or is absolute), else under the repository."""
+    given = Path(path)
+    return given if given.is_absolute() or given.exists() else ROOT / given
 
 
 class ConfigError(ValueError):
@@ -153,6 +162,15 @@ class EvalConfig:
     # arena/exact.py; eval/exploitability; about 40 s per evaluation on a loaded 2-core machine).
     lbr_hands: int = 0
     exploitability: bool = False
+    # A learned best response (arena/exploit.py: train/ppo.py on br_config against the learner
+    # alone for br_steps timesteps, then br_hands duplicate hands against it; eval/br_bb100, a
+    # lower bound for any game and table size; about a minute per 500k steps). It runs at the
+    # first evaluation at or past each multiple of br_every timesteps (0: at every evaluation);
+    # br_steps 0: off. The models stay in the run folder's best_responses/.
+    br_steps: int = 0
+    br_every: int = 0
+    br_hands: int = 2000
+    br_config: str = "configs/best_response.yaml"
 
 
 @dataclass
@@ -369,6 +387,12 @@ def _check(cfg: Config) -> None:
             check_rules(rules, cfg.env.players)
         except ValueError as exc:
             raise ConfigError(f"eval.lbr_hands: {exc}") from None
+    need(ev.br_steps >= 0, f"eval.br_steps must be at least 0, not {ev.br_steps}")
+    need(ev.br_every >= 0, f"eval.br_every must be at least 0, not {ev.br_every}")
+    need(ev.br_hands >= 1, f"eval.br_hands must be at least 1, not {ev.br_hands}")
+    if ev.br_steps:
+        need(ev.every > 0, "eval.br_steps is set but eval.every is 0 (the best response runs at evaluations)")
+        need(repo_path(ev.br_config).is_file(), f"eval.br_config: no file {ev.br_config}")
     need(not ev.exploitability or (rules.name == "soko_mini" and cfg.env.players == 2),
          f"eval.exploitability is exact for heads-up soko_mini only, not {rules.name} with "
          f"{cfg.env.players} players (use eval.lbr_hands)")
