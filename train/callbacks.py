@@ -6,7 +6,9 @@
 ``SelfPlay``        every ``every`` timesteps a frozen copy of the learner joins the opponent pool
 ``Checkpoints``     every ``checkpoint_every`` timesteps an atomic checkpoint and the pool state
 ``Evaluation``      every ``eval.every`` timesteps a duplicate tournament (``arena.match``)
-                    against each baseline: ``eval/bb100_vs_<agent>`` with its 95% interval
+                    against each baseline: ``eval/bb100_vs_<agent>`` with its 95% interval;
+                    exploitability as asked: ``eval/lbr_bb100``, ``eval/br_bb100`` (a
+                    learned best response), ``eval/exploitability`` (exact)
 =================== ==========================================================================
 
 The periodic ones act after the policy update of the rollout that crosses their interval (at
