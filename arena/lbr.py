@@ -55,6 +55,8 @@ __all__ = ["LBRAgent", "equity_by_hole", "check_rules", "action_id"]
 
 _CARD_BLIND = ("RandomAgent", "CallAgent", "RaiseAgent")
 """Agents whose policy never depends on their cards: their actions say nothing about them."""
+_ONE_CARD = tuple((Card(c),) for c in range(52))
+"""The face-down cards ``(card,)`` of each card id, built once (the range's candidates)."""
 
 
 def check_rules(rules: Rules, num_players: int = 2) -> None:
@@ -174,7 +176,7 @@ class _TargetPolicy:
             values = np.zeros((len(candidates), len(self.columns)), dtype=np.float32)
             values[np.arange(len(candidates)), candidates] = 1.0  # the face-down card's one-hot
             at = 52
-            holes = [(Card(c),) for c in candidates.tolist()]
+            holes = [_ONE_CARD[c] for c in candidates.tolist()]
             for start, size, write, batch in self.observers:
                 obs[start:start + size] = 0.0
                 if batch is not None:   # every candidate at once (win_probability: one core call)
@@ -330,7 +332,10 @@ class LBRAgent(Agent):
         key = tuple(seen)
         if self._eq_key != key:
             rules, me, other = view.rules, view.seat, 1 - view.seat
-            unseen = np.setdiff1d([int(c) for c in rules.deck], seen)
+            unseen_mask = np.zeros(52, dtype=bool)
+            unseen_mask[[int(c) for c in rules.deck]] = True
+            unseen_mask[seen] = False
+            unseen = np.flatnonzero(unseen_mask)   # sorted, as the roll-outs expect
             mine = [int(c) for c in view.hole_cards] + [int(c) for c in view.up_cards[me]]
             their_up = [int(c) for c in view.up_cards[other]]
             total = rules.cards_per_player

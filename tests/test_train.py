@@ -116,8 +116,8 @@ def test_evaluations_do_not_change_what_a_run_learns(smoke_run, tmp_path):
 
 def test_exploitability_evaluations_are_logged_and_change_nothing_learned(smoke_run, tmp_path):
     """A local best response at every evaluation and a learned one (trained by a separate
-    program, kept in the run folder) at the first evaluation past each br_every: their TensorBoard
-    curves are there, and the weights are those of the run without them."""
+    program, kept in the run folder) at step 0 and the first evaluation past each br_every: their
+    TensorBoard curves are there, and the weights are those of the run without them."""
     import torch
     import yaml
     from sb3_contrib import MaskablePPO
@@ -129,13 +129,14 @@ def test_exploitability_evaluations_are_logged_and_change_nothing_learned(smoke_
     br_config["ppo"].update(n_envs=2, n_steps=128, batch_size=128, net_arch=[16])
     (tmp_path / "br.yaml").write_text(yaml.safe_dump(br_config))
     cfg = smoke(tmp_path, "eval.lbr_hands=20", "eval.br_steps=256", "eval.br_every=1000", "eval.br_hands=20",
-                f"eval.br_config={tmp_path / 'br.yaml'}")
+                f"eval.br_config={tmp_path / 'br.yaml'}", "eval.at_start=true")
     run_dir = main(cfg, progress=False)
     tags = tb_tags(run_dir / "tb")
     evaluations = tags["eval/bb100_vs_field"]
-    assert evaluations == [base.eval.every, base.run.total_timesteps]
+    assert evaluations == [0, base.eval.every, base.run.total_timesteps]
     assert tags["eval/lbr_bb100"] == evaluations
-    assert tags["eval/br_bb100"] == tags["eval/br_bb100_ci95_low"] == [base.run.total_timesteps]
+    assert tags["eval/br_bb100"] == tags["eval/br_bb100_ci95_low"] == [0, base.run.total_timesteps]
+    assert sorted(p.name for p in (run_dir / "best_responses").iterdir()) == ["at_0", f"at_{base.run.total_timesteps}"]
     result = json.loads((run_dir / "best_responses" / f"at_{base.run.total_timesteps}" / "results.json").read_text())
     assert result["steps"] == 256 and result["match"]["hands"] == 20
     low, high = result["ci95"]

@@ -520,7 +520,7 @@ class Evaluation(EveryTimesteps):
         values: dict[str, float] = {}
         every, mark = cfg.br_every, self.br_mark
         self.br_mark = steps
-        if cfg.br_steps and (every == 0 or steps // every > mark // every):
+        if cfg.br_steps and (every == 0 or steps == 0 or steps // every > mark // every):
             values.update(self._learned_best_response(spec, rules, steps))
         if cfg.lbr_hands:
             from arena.lbr import LBRAgent

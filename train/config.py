@@ -19,8 +19,8 @@ ppo        MaskablePPO arguments under their own names, plus ``net_arch``, ``act
            down to 0, the entropy bonus down to ``ent_coef_end``), ``n_envs``, ``pipeline``
            (``auto``, ``batched``: hands on the compiled core, or ``single_agent``), ``vec_env``
            (``dummy`` or ``subproc``), ``torch_threads``
-eval       ``every`` timesteps a duplicate tournament of ``hands`` hands against each of
-           ``baselines``; exploitability: ``lbr_hands``, ``exploitability`` (exact), and a
+eval       ``every`` timesteps (and at step 0 with ``at_start``) a duplicate tournament of
+           ``hands`` hands against each of ``baselines``; exploitability: ``lbr_hands``, ``exploitability`` (exact), and a
            learned best response every ``br_every`` timesteps (``br_steps``, ``br_hands``)
 run        ``name``, ``total_timesteps``, ``checkpoint_every``, ``seed``, ``out_dir``
 ========== =====================================================================================
@@ -157,6 +157,7 @@ class EvalConfig:
     hands: int = 2000              # duplicate hands per baseline
     deterministic: bool = True     # the learner plays its most likely action (as ppo: agents do)
     workers: int = 1               # tournament processes (the training envs wait meanwhile)
+    at_start: bool = False         # also evaluate the untrained policy, at step 0
     # Exploitability at each evaluation: local best response hands (heads-up Soko and soko_mini,
     # arena/lbr.py; eval/lbr_bb100, a lower bound; 0: off), and the exact value (soko_mini only,
     # arena/exact.py; eval/exploitability; about 40 s per evaluation on a loaded 2-core machine).
@@ -165,8 +166,9 @@ class EvalConfig:
     # A learned best response (arena/exploit.py: train/ppo.py on br_config against the learner
     # alone for br_steps timesteps, then br_hands duplicate hands against it; eval/br_bb100, a
     # lower bound for any game and table size; about a minute per 500k steps). It runs at the
-    # first evaluation at or past each multiple of br_every timesteps (0: at every evaluation);
-    # br_steps 0: off. The models stay in the run folder's best_responses/.
+    # first evaluation at or past each multiple of br_every timesteps (0: at every evaluation)
+    # and at step 0 (at_start); br_steps 0: off. The models stay in the run folder's
+    # best_responses/.
     br_steps: int = 0
     br_every: int = 0
     br_hands: int = 2000

@@ -195,6 +195,8 @@ def main(cfg: Config, *, resume: str | Path | None = None, command: Sequence[str
             model.logger.record("config", text)
             model.logger.record("command", command_line)
             model.logger.dump(0)
+            if cfg.eval.every and cfg.eval.at_start:
+                evaluation.evaluate(model)   # the untrained policy: where the curves start
             checkpoints.save(model)   # a run killed before its first periodic checkpoint can resume
         else:
             checkpoints.last_saved = done_before
