@@ -169,7 +169,7 @@ class _TargetPolicy:
             probs = np.asarray(self.target.policy(game.view(seat), mask), dtype=np.float64)
             return np.broadcast_to(probs, (len(candidates), len(mask)))
         if self.encoder is not None:
-            obs = self.encoder.encode(game, seat)
+            obs = self.encoder.encode(game, seat, observers=not self.observers)   # written per card below
             obs[self.hole] = 0.0
             if not self.observers:
                 return self.target.probabilities_with_ones(obs, self.hole.start + candidates, mask)

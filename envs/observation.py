@@ -605,10 +605,14 @@ class ObservationEncoder:
 
     # ------------------------------------------------------------------------------------
 
-    def encode(self, game: Game, seat: int, sizes: tuple[int, ...] | None = None) -> np.ndarray:
+    def encode(self, game: Game, seat: int, sizes: tuple[int, ...] | None = None, *,
+               observers: bool = True) -> np.ndarray:
         """The observation of ``seat`` (a new float32 array of ``layout.size``).
 
         ``sizes``: ``game.raise_to_amounts()`` when ``seat`` is to act and the caller has it already.
+        ``observers=False`` leaves the pieces written from the seat's face-down cards (the
+        observer pieces: ``hand_class``, ``win_probability``, ...) unwritten, for a caller that
+        writes them for other cards (local best response).
         """
         self._catch_up(game)
         current = game.current_player
@@ -618,7 +622,7 @@ class ObservationEncoder:
             self._write_state(game, current, sizes)
             self._state_pos = self._pos
         obs = self._src.take(self._index[seat][current == seat])
-        if self._observers:
+        if self._observers and observers:
             hole = game.hole_cards(seat)
             for where, write in self._observers:
                 write(obs[where], self, game, seat, hole)

@@ -994,6 +994,20 @@ static double mean_share(const SeatView& v, int samples, int max_exact, uint64_t
     if (!(seen >> c & 1)) pool[size++] = (int8_t)c;
   if (need > size) return -1.0;
 
+  // A seat no drawn card goes to, with the wild rank settled (no face-up card to come that a
+  // queen could change it with), has the same value in every deal: scored once (the last
+  // street: the seat's own hand, against each card an opponent may hold face down).
+  int fixed[MAX_PLAYERS];
+  {
+    bool settled = !r.follow_the_queen || future == 0;
+    int wm = (v.wild != NO_WILD ? 1 << v.wild : 0) | (r.queens_wild ? 1 << QUEEN : 0);
+    for (int a = 0; a < na; ++a) {
+      bool drawn_to = false;
+      for (int j = 0; j < need; ++j) drawn_to |= to[j] == a;
+      fixed[a] = settled && !drawn_to ? evaluate(base[a], nbase[a], wm, r.eval()) : -1;
+    }
+  }
+
   // One deal's share, in SHARE_UNITS (equity._share_units).
   auto share = [&](const int8_t* drawn) -> int64_t {
     int wild = v.wild;
@@ -1025,7 +1039,7 @@ static double mean_share(const SeatView& v, int samples, int max_exact, uint64_t
     }
     int best = -1, winners = 0, mine = 0;
     for (int a = 0; a < na; ++a) {
-      int value = evaluate(cards[a], ncards[a], wm, r.eval());
+      int value = fixed[a] >= 0 ? fixed[a] : evaluate(cards[a], ncards[a], wm, r.eval());
       if (a == me) mine = value;
       if (value > best) { best = value; winners = 1; }
       else if (value == best) ++winners;
