@@ -147,6 +147,39 @@ def test_exploitability_evaluations_are_logged_and_change_nothing_learned(smoke_
     assert all(torch.equal(with_them[k], without[k]) for k in with_them)
 
 
+def test_a_card_planes_policy_trains_loads_and_plays(tmp_path):
+    """ppo.features_extractor=card_planes: the model reads the card blocks through the planes
+    (agents/networks.py), is saved, and plays as a ppo: agent (torch forward pass)."""
+    import torch
+
+    from agents.networks import CardPlanes, card_blocks
+    from agents.registry import make_agent
+    from agents.trained import TorchActor
+    from arena.match import play_match
+    from envs.observation import build_layout
+    from train.ppo import main
+
+    cfg = smoke(tmp_path, "ppo.features_extractor=card_planes", "eval.every=0", "opponents.self_play.every=0",
+                "opponents.self_play.weight=0", "env.observation_features=[hand_class,win_probability]")
+    run_dir = main(cfg, progress=False)
+    agent = make_agent(f"ppo:{run_dir / 'final_model.zip'}")
+    assert isinstance(agent.actor, TorchActor)
+    extractor = agent.actor.policy.features_extractor
+    assert isinstance(extractor, CardPlanes) and extractor.blocks == 9   # own face-down + 8 seats' face-up
+    assert play_match("soko", [agent, "call"], hands=20, seed=1).hands == 20
+    # The card columns reach the network only through the planes: the features of an
+    # observation are the planes' outputs, then every non-card column as it is.
+    layout = build_layout("soko", ["hand_class", "win_probability"])
+    assert card_blocks(layout) == list(range(0, 468, 52))
+    obs = torch.rand(3, layout.size)
+    out = extractor(obs)
+    rest = [c for c in range(layout.size) if c >= 468]
+    assert torch.equal(out[:, -len(rest):], obs[:, rest])
+    changed = obs.clone()
+    changed[:, 5] += 1.0          # a card column
+    assert not torch.equal(extractor(changed)[:, :-len(rest)], out[:, :-len(rest)])
+
+
 def test_eval_csv_has_a_row_per_baseline_and_the_field(smoke_run):
     cfg, run_dir = smoke_run
     with (run_dir / "eval.csv").open() as f:

@@ -15,6 +15,7 @@ env        ``game`` (a preset of ``envs.engine.rules.RULES``), ``players``, ``ru
 opponents  ``baselines`` (agent spec -> weight) and ``self_play`` (snapshots of the learner:
            how often, how many kept, their share of the hands, deterministic or sampled play)
 ppo        MaskablePPO arguments under their own names, plus ``net_arch``, ``activation_fn``,
+           ``features_extractor`` (``flat`` or ``card_planes``),
            ``lr_schedule`` and ``ent_schedule`` (``constant`` or ``linear``: the learning rate
            down to 0, the entropy bonus down to ``ent_coef_end``), ``n_envs``, ``pipeline``
            (``auto``, ``batched``: hands on the compiled core, or ``single_agent``), ``vec_env``
@@ -131,6 +132,9 @@ class PPOConfig:
     # The policy network (separate actor and critic MLPs of these sizes).
     net_arch: list[int] = field(default_factory=lambda: [64, 64])
     activation_fn: Literal["tanh", "relu"] = "tanh"
+    # What the MLP reads: flat, the observation as it is; card_planes, the card blocks as rank x
+    # suit planes through small convolutions, then the other columns (agents/networks.py).
+    features_extractor: Literal["flat", "card_planes"] = "flat"
     # How the environments run.
     n_envs: int = 1
     # Which training env: batched (train/batched_vec.py: n_envs hands on the compiled core,

@@ -74,7 +74,17 @@ def _policy_kwargs(cfg: Config) -> dict:
     import torch
 
     activation = {"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU}[cfg.ppo.activation_fn]
-    return dict(net_arch=list(cfg.ppo.net_arch), activation_fn=activation)
+    kwargs = dict(net_arch=list(cfg.ppo.net_arch), activation_fn=activation)
+    if cfg.ppo.features_extractor == "card_planes":
+        from agents.networks import CardPlanes, card_blocks
+        from envs.engine.rules import get_rules
+        from envs.observation import build_layout
+
+        rules = get_rules(cfg.env.game, **{k: tuple(v) if isinstance(v, list) else v for k, v in cfg.env.rules.items()})
+        layout = build_layout(rules, cfg.env.observation_features)
+        kwargs.update(features_extractor_class=CardPlanes,
+                      features_extractor_kwargs=dict(blocks=card_blocks(layout)))
+    return kwargs
 
 
 def _learning_rate(cfg: Config):
