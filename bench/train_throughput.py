@@ -27,7 +27,8 @@ player's observation (``BatchedVecEnv(observe_every_seat=True)``, as before the 
 the seats that read them): an A/B of that change in the same run. ``--env-step-cost`` times
 only ``BatchedVecEnv.step`` on the config's env and pool with a uniformly random learner, in
 microseconds per learner step for each of ``--slots``, readers only against every seat
-(interleaved), and skips the training rows.
+(interleaved), and skips the training rows; with ``--snapshot MODEL`` the pool is a real run's
+after its first snapshot (the model as the snapshot, the config's local best response to it).
 
 Every setup plays the config's pool as it is at step 0: the baselines, without the learner's
 snapshots or the local best response to them (``opponents.self_play``), which join later in a
@@ -41,7 +42,8 @@ included), the rest of SB3's rollout collection (policy forward passes, buffers,
 and the gradient updates. Extra rows (``--variants``) measure other vectorizations of ours.
 
     .venv/bin/python bench/train_throughput.py [--rounds 4] [--slots 16 256] [--env-threads 1 2]
-        [--no-features] [--variants] [--observe-every-seat] [--env-step-cost [--env-seconds 2]] [--quick]
+        [--no-features] [--variants] [--observe-every-seat] [--env-step-cost [--env-seconds 2]
+        [--snapshot MODEL]] [--quick]
 
 Targets: ours at least 2x the tutorial's best (issue #5); the batched env at least 4x the
 single-agent pipeline on the same config, with the env at most 10% of its time (issue #14).
@@ -230,16 +232,26 @@ class Setup:
 
 
 def env_step_cost(cfg: Config, slots: int, *, every_seat: bool, seconds: float, seed: int = 0,
-                  threads: int = 1) -> float:
+                  threads: int = 1, snapshot: str | None = None) -> float:
     """Microseconds per learner step of ``BatchedVecEnv.step`` (opponents included) at ``slots``
-    hand slots, the config's env and pool, a uniformly random learner; about ``seconds`` of it."""
+    hand slots, the config's env and pool, a uniformly random learner; about ``seconds`` of it.
+    ``snapshot``: a model standing in for the learner's newest snapshot, so the pool is a real
+    run's after its first snapshot (the config's self-play share and local best response)."""
     import numpy as np
 
+    from agents.trained import PPOAgent
     from train.batched_vec import BatchedVecEnv
 
     env = BatchedVecEnv(cfg.env.game, cfg.env.players, slots, observation_features=cfg.env.observation_features,
                         seed=seed, observe_every_seat=every_seat, threads=threads)
-    set_pool(env, cfg.opponents.baselines, [], self_play_weight=0.0, seed=seed, generation=0)
+    if snapshot is None:
+        set_pool(env, cfg.opponents.baselines, [], self_play_weight=0.0, seed=seed, generation=0)
+    else:
+        sp = cfg.opponents.self_play
+        snap = PPOAgent(path=snapshot, deterministic=sp.deterministic)
+        snap.name = "snapshot"
+        set_pool(env, cfg.opponents.baselines, [snap], self_play_weight=sp.weight, seed=seed, generation=1,
+                 lbr_weight=sp.lbr, lbr_samples=sp.lbr_samples)
     env.reset()
     rng = np.random.default_rng(seed)
     steps, elapsed = 0, 0.0
@@ -278,6 +290,9 @@ def main(argv: list[str] | None = None) -> None:
                              "(readers only against every seat), no training")
     parser.add_argument("--env-seconds", type=float, default=2.0,
                         help="with --env-step-cost: seconds of stepping per measurement")
+    parser.add_argument("--snapshot", default=None, metavar="MODEL",
+                        help="with --env-step-cost: a model as the learner's newest snapshot, so the pool "
+                             "is a real run's after its first one (self-play and the local best response)")
     args = quick_option.parse_args(parser, QUICK, argv)
 
     cfg = load_config(args.config)
@@ -291,7 +306,7 @@ def main(argv: list[str] | None = None) -> None:
                 for _ in range(args.rounds):
                     for every in (True, False):
                         cost[every].append(env_step_cost(cfg, slots, every_seat=every, seconds=args.env_seconds,
-                                                         threads=n))
+                                                         threads=n, snapshot=args.snapshot))
                 mine, before = min(cost[False]), min(cost[True])
                 print(f"{slots:>5} slots, {n} thread{'s' if n > 1 else ''}: readers only {mine:6.2f} us "
                       f"(rounds {' '.join(f'{c:.2f}' for c in cost[False])}), every seat {before:6.2f} us "
