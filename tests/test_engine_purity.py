@@ -45,7 +45,7 @@ def test_layers_import_one_way():
                 return None
         block = Block({"arena", "train"})
         sys.meta_path.insert(0, block)
-        import agents.base, agents.equity, agents.heuristic, agents.registry, agents.trained
+        import agents.base, agents.equity, agents.heuristic, agents.networks, agents.registry, agents.trained
         block.names = {"train"}
         import arena.luck, arena.match, arena.report, arena.stats, arena.tournament
         print("ok")
