@@ -204,6 +204,16 @@ def _global_generators_kept():
         torch.set_rng_state(states[2])
 
 
+def _frozen_copy(policy):
+    """A copy of a policy's network and weights for play (not its optimizer, whose state a deep
+    copy cannot take mid-training), built without touching the global generators."""
+    with _global_generators_kept():
+        frozen = type(policy)(**policy._get_constructor_parameters())
+    frozen.load_state_dict(policy.state_dict())
+    frozen.set_training_mode(False)
+    return frozen.to(policy.device)
+
+
 def model_features(model) -> tuple[str, ...]:
     """The optional observation pieces a MaskablePPO model was trained with (none if it does
     not say: models from before the option)."""
@@ -239,12 +249,10 @@ class PPOAgent(Agent):
     def from_model(cls, model, *, name: str, deterministic: bool = True) -> PPOAgent:
         """The agent of a MaskablePPO model in memory (a snapshot of the learner): its actor is
         copied now, so later training does not change it."""
-        import copy
-
         agent = cls(path=name, deterministic=deterministic)
         agent.name = name
         layers = _numpy_layers(model.policy)
-        agent._actor = NumpyActor(layers) if layers is not None else TorchActor(copy.deepcopy(model.policy))
+        agent._actor = NumpyActor(layers) if layers is not None else TorchActor(_frozen_copy(model.policy))
         agent._features = model_features(model)
         return agent
 

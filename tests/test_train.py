@@ -149,7 +149,8 @@ def test_exploitability_evaluations_are_logged_and_change_nothing_learned(smoke_
 
 def test_a_card_planes_policy_trains_loads_and_plays(tmp_path):
     """ppo.features_extractor=card_planes: the model reads the card blocks through the planes
-    (agents/networks.py), is saved, and plays as a ppo: agent (torch forward pass)."""
+    (agents/networks.py), joins its own pool as snapshots and is evaluated mid-run (a torch
+    forward pass), is saved, and plays as a ppo: agent."""
     import torch
 
     from agents.networks import CardPlanes, card_blocks
@@ -159,9 +160,9 @@ def test_a_card_planes_policy_trains_loads_and_plays(tmp_path):
     from envs.observation import build_layout
     from train.ppo import main
 
-    cfg = smoke(tmp_path, "ppo.features_extractor=card_planes", "eval.every=0", "opponents.self_play.every=0",
-                "opponents.self_play.weight=0", "env.observation_features=[hand_class,win_probability]")
+    cfg = smoke(tmp_path, "ppo.features_extractor=card_planes", "env.observation_features=[hand_class,win_probability]")
     run_dir = main(cfg, progress=False)
+    assert len(list((run_dir / "snapshots").glob("snapshot_*.zip"))) >= 1
     agent = make_agent(f"ppo:{run_dir / 'final_model.zip'}")
     assert isinstance(agent.actor, TorchActor)
     extractor = agent.actor.policy.features_extractor
@@ -178,6 +179,25 @@ def test_a_card_planes_policy_trains_loads_and_plays(tmp_path):
     changed = obs.clone()
     changed[:, 5] += 1.0          # a card column
     assert not torch.equal(extractor(changed)[:, :-len(rest)], out[:, :-len(rest)])
+    # A snapshot taken in memory (a copy of the network, not a deep copy of the training policy)
+    # plays as the saved model does, and keeps its weights while the model trains on.
+    from sb3_contrib import MaskablePPO
+
+    from agents.trained import PPOAgent
+
+    model = MaskablePPO.load(str(run_dir / "final_model.zip"), device="cpu")
+    snapshot = PPOAgent.from_model(model, name="snap")
+    rng = np.random.default_rng(0)
+    observations = rng.random((20, layout.size), dtype=np.float32)
+    mask = np.ones(model.action_space.n, dtype=bool)
+    before = [snapshot.probabilities(o, mask) for o in observations]
+    for o, p in zip(observations, before):
+        np.testing.assert_allclose(agent.probabilities(o, mask), p, rtol=1e-6)
+    with torch.no_grad():
+        for param in model.policy.parameters():
+            param.add_(1.0)
+    for o, p in zip(observations, before):
+        np.testing.assert_array_equal(snapshot.probabilities(o, mask), p)
 
 
 def test_eval_csv_has_a_row_per_baseline_and_the_field(smoke_run):
