@@ -459,8 +459,7 @@ class BatchedVecEnv(VecEnv):
 def make_batched_vec_env(env_cfg, *, n_envs: int, seed: int = 0, threads: int = 1) -> VecMonitor:
     """``VecMonitor(BatchedVecEnv)`` for a config's ``env`` table (``train.config.EnvConfig``),
     the core stepping on ``threads`` threads (``ppo.env_threads``)."""
-    overrides = {k: tuple(v) if isinstance(v, list) else v for k, v in env_cfg.rules.items()}
-    rules = get_rules(env_cfg.game, **overrides)
+    rules = get_rules(env_cfg.game, **env_cfg.rule_overrides())
     return VecMonitor(BatchedVecEnv(rules, env_cfg.players, n_envs,
                                     observation_features=env_cfg.observation_features, seed=seed,
                                     threads=threads))

@@ -471,8 +471,7 @@ class Evaluation(EveryTimesteps):
         cfg = self.cfg
         path = save_model(model, self.run_dir / "checkpoints" / "eval_model.zip")
         spec = f"ppo:{path},deterministic={str(cfg.eval.deterministic).lower()}"
-        rules = dict(cfg.env.rules)
-        rules = {k: tuple(v) if isinstance(v, list) else v for k, v in rules.items()}
+        rules = cfg.env.rule_overrides()
         rows, estimates = [], {}
         for opponent in cfg.eval.baselines:
             learner = make_agent(spec)

@@ -81,6 +81,10 @@ class EnvConfig:
     # the trained model remembers them (PPOAgent encodes with the same ones).
     observation_features: list[str] = field(default_factory=list)
 
+    def rule_overrides(self) -> dict[str, Any]:
+        """``rules`` as ``Rules`` field values (YAML lists become the tuples ``Rules`` holds)."""
+        return {k: tuple(v) if isinstance(v, list) else v for k, v in self.rules.items()}
+
 
 @dataclass
 class SelfPlayConfig:
@@ -309,9 +313,8 @@ def _check(cfg: Config) -> None:
         if not ok:
             raise ConfigError(message)
 
-    overrides = {k: tuple(v) if isinstance(v, list) else v for k, v in cfg.env.rules.items()}
     try:
-        rules = get_rules(cfg.env.game, **overrides)
+        rules = get_rules(cfg.env.game, **cfg.env.rule_overrides())
     except (ValueError, TypeError) as exc:
         raise ConfigError(f"env: {exc}") from None
     try:

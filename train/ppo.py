@@ -80,7 +80,7 @@ def _policy_kwargs(cfg: Config) -> dict:
         from envs.engine.rules import get_rules
         from envs.observation import build_layout
 
-        rules = get_rules(cfg.env.game, **{k: tuple(v) if isinstance(v, list) else v for k, v in cfg.env.rules.items()})
+        rules = get_rules(cfg.env.game, **cfg.env.rule_overrides())
         layout = build_layout(rules, cfg.env.observation_features)
         kwargs.update(features_extractor_class=CardPlanes,
                       features_extractor_kwargs=dict(blocks=card_blocks(layout)))

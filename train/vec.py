@@ -34,9 +34,8 @@ def env_kwargs(env_cfg: EnvConfig) -> dict[str, Any]:
     if family is None:
         presets = [p for ps in GAMES.values() for p in ps]
         raise ValueError(f"env.game {env_cfg.game!r} has no single-agent env; games are {', '.join(presets)}")
-    overrides = {k: tuple(v) if isinstance(v, list) else v for k, v in env_cfg.rules.items()}
     return dict(game=family, rules=env_cfg.game, num_players=env_cfg.players,
-                observation_features=tuple(env_cfg.observation_features), **overrides)
+                observation_features=tuple(env_cfg.observation_features), **env_cfg.rule_overrides())
 
 
 def make_env(env_cfg: EnvConfig, *, torch_threads: int = 1, in_worker: bool = False) -> Callable[[], Any]:
