@@ -11,7 +11,7 @@ setup(
             "envs._stud_core",
             ["src/stud_core.cpp"],
             cxx_std=17,
-            extra_compile_args=["-O2", "-pthread"],
+            extra_compile_args=["-O3", "-pthread"],
             extra_link_args=["-pthread"],  # Batch.step may split the hands over threads
         )
     ],

@@ -214,12 +214,18 @@ struct ScoreMemo {
   }
 };
 
-static int nonflush_score_memo(const int* counts, uint64_t rank_key, int wilds, int k, bool canadian,
-                               bool ace_low) {
+// The calling thread's memo (one lookup of the thread-local per caller that scores many hands).
+static ScoreMemo& thread_memo() {
+  thread_local ScoreMemo memo;
+  return memo;
+}
+
+static int nonflush_score_memo(ScoreMemo& memo, uint64_t rank_key, int wilds, int k, bool canadian, bool ace_low) {
   uint64_t key = 1ull << 63 | rank_key << 10 | (uint64_t)wilds << 5 | (uint64_t)k << 2 |
                  (canadian ? 2u : 0u) | (ace_low ? 1u : 0u);
-  thread_local ScoreMemo memo;
   if (const int* value = memo.find(key)) return *value;
+  int counts[13];
+  for (int r = 0; r < 13; ++r) counts[r] = (int)(rank_key >> (3 * r) & 7);
   int value = nonflush_score(counts, wilds, k, canadian, ace_low);
   memo.insert(key, value);
   return value;
@@ -257,43 +263,55 @@ static int flush_score(int suited, int wilds, int k, bool canadian, bool double_
   return -1;
 }
 
-// hands.evaluate: 5 to 7 cards as the best five, 1 to 4 up cards as a showing hand.
-// `wild_mask` has bit r set when rank index r is wild.
-static int evaluate(const int8_t* cards, int n, int wild_mask, const EvalOptions& o) {
-  int counts[13] = {0};
-  int suit_total[4] = {0}, suit_natural[4] = {0}, suited[4] = {0};
-  int wilds = 0;
-  uint64_t rank_key = 0;
-  for (int i = 0; i < n; ++i) {
-    int r = cards[i] >> 2, s = cards[i] & 3;
+// What evaluate reads of a hand's cards: counts that do not depend on the cards' order, so a
+// hand's known cards are tallied once and each deal's cards added on top (mean_share).
+// An aggregate: `Tally t{}` is an empty one (`Tally t;` leaves it unset, for arrays filled later).
+struct Tally {
+  uint64_t rank_key;  // the natural cards: 1 << 3r for each of rank index r
+  int n, wilds;
+  int suit_total[4], suit_natural[4], suited[4];
+  // `wild_mask` has bit r set when rank index r is wild.
+  void add(int card, int wild_mask) {
+    int r = card >> 2, s = card & 3;
+    ++n;
     ++suit_total[s];
     if (wild_mask >> r & 1) {
       ++wilds;
     } else {
-      ++counts[r];
       rank_key += 1ull << (3 * r);
       ++suit_natural[s];
       suited[s] |= 1 << r;
     }
   }
-  int k = std::min(n, 5);
-  int best = nonflush_score_memo(counts, rank_key, wilds, k, o.canadian, o.ace_low_four_straight);
+};
+
+// hands.evaluate of the tallied cards: 5 to 7 cards as the best five, 1 to 4 up cards as a
+// showing hand.
+static int score_tally(const Tally& t, const EvalOptions& o, ScoreMemo& memo) {
+  int k = std::min(t.n, 5);
+  int best = nonflush_score_memo(memo, t.rank_key, t.wilds, k, o.canadian, o.ace_low_four_straight);
   if (o.canadian ? k >= 4 : k >= 5) {
-    int threshold = (o.canadian ? 4 : 5) - wilds;
+    int threshold = (o.canadian ? 4 : 5) - t.wilds;
     int need = std::max(threshold, 1);
     for (int s = 0; s < 4; ++s) {
-      if (suit_total[s] < need || suit_natural[s] < threshold) continue;
-      int value = flush_score(suited[s], wilds, k, o.canadian, o.double_ace_flush);
-      if (suit_natural[s] == threshold && o.canadian && k >= 5) {
+      if (t.suit_total[s] < need || t.suit_natural[s] < threshold) continue;
+      int value = flush_score(t.suited[s], t.wilds, k, o.canadian, o.double_ace_flush);
+      if (t.suit_natural[s] == threshold && o.canadian && k >= 5) {
         int fifth = 0;  // the best natural card of the other suits (rank index + 1), or none
-        for (int t = 0; t < 4; ++t)
-          if (t != s && suited[t]) fifth = std::max(fifth, 32 - __builtin_clz(suited[t]));
+        for (int u = 0; u < 4; ++u)
+          if (u != s && t.suited[u]) fifth = std::max(fifth, 32 - __builtin_clz(t.suited[u]));
         value |= fifth;
       }
       best = std::max(best, value);
     }
   }
   return best;
+}
+
+static int evaluate(const int8_t* cards, int n, int wild_mask, const EvalOptions& o) {
+  Tally t{};
+  for (int i = 0; i < n; ++i) t.add(cards[i], wild_mask);
+  return score_tally(t, o, thread_memo());
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -997,6 +1015,8 @@ static double mean_share(const SeatView& v, int samples, int max_exact, uint64_t
   // A seat no drawn card goes to, with the wild rank settled (no face-up card to come that a
   // queen could change it with), has the same value in every deal: scored once (the last
   // street: the seat's own hand, against each card an opponent may hold face down).
+  const EvalOptions opts = r.eval();
+  ScoreMemo& memo = thread_memo();
   int fixed[MAX_PLAYERS];
   {
     bool settled = !r.follow_the_queen || future == 0;
@@ -1004,8 +1024,17 @@ static double mean_share(const SeatView& v, int samples, int max_exact, uint64_t
     for (int a = 0; a < na; ++a) {
       bool drawn_to = false;
       for (int j = 0; j < need; ++j) drawn_to |= to[j] == a;
-      fixed[a] = settled && !drawn_to ? evaluate(base[a], nbase[a], wm, r.eval()) : -1;
+      fixed[a] = settled && !drawn_to ? evaluate(base[a], nbase[a], wm, opts) : -1;
     }
+  }
+  // Each seat's known cards tallied once for the wild ranks in force (again when a deal's
+  // follow-the-queen replay changes them), and the lowest face-down spade among them.
+  Tally known[MAX_PLAYERS];
+  int known_mask = -1, known_chicago[MAX_PLAYERS];
+  for (int a = 0; a < na; ++a) {
+    known_chicago[a] = NO_LOW_CHICAGO;
+    for (int j = 0; j < nbase_down[a]; ++j)
+      if ((base[a][j] & 3) == 3) known_chicago[a] = std::min(known_chicago[a], ((base[a][j] >> 2) + 1) % 13);
   }
 
   // One deal's share, in SHARE_UNITS (equity._share_units).
@@ -1023,23 +1052,27 @@ static double mean_share(const SeatView& v, int samples, int max_exact, uint64_t
       }
     }
     int wm = (wild != NO_WILD ? 1 << wild : 0) | (r.queens_wild ? 1 << QUEEN : 0);
-    int8_t cards[MAX_PLAYERS][MAX_CARDS];
-    int ncards[MAX_PLAYERS], chicago[MAX_PLAYERS];
+    if (wm != known_mask) {
+      for (int a = 0; a < na; ++a) {
+        known[a] = Tally{};
+        for (int j = 0; j < nbase[a]; ++j) known[a].add(base[a][j], wm);
+      }
+      known_mask = wm;
+    }
+    Tally hands[MAX_PLAYERS];
+    int chicago[MAX_PLAYERS];
     for (int a = 0; a < na; ++a) {
-      std::copy(base[a], base[a] + nbase[a], cards[a]);
-      ncards[a] = nbase[a];
-      chicago[a] = NO_LOW_CHICAGO;
-      for (int j = 0; j < nbase_down[a]; ++j)
-        if ((base[a][j] & 3) == 3) chicago[a] = std::min(chicago[a], ((base[a][j] >> 2) + 1) % 13);
+      if (fixed[a] < 0) hands[a] = known[a];
+      chicago[a] = known_chicago[a];
     }
     for (int j = 0; j < need; ++j) {
       int a = to[j];
-      cards[a][ncards[a]++] = drawn[j];
+      hands[a].add(drawn[j], wm);
       if (!face_up[j] && (drawn[j] & 3) == 3) chicago[a] = std::min(chicago[a], ((drawn[j] >> 2) + 1) % 13);
     }
     int best = -1, winners = 0, mine = 0;
     for (int a = 0; a < na; ++a) {
-      int value = fixed[a] >= 0 ? fixed[a] : evaluate(cards[a], ncards[a], wm, r.eval());
+      int value = fixed[a] >= 0 ? fixed[a] : score_tally(hands[a], opts, memo);
       if (a == me) mine = value;
       if (value > best) { best = value; winners = 1; }
       else if (value == best) ++winners;
@@ -1071,15 +1104,18 @@ static double mean_share(const SeatView& v, int samples, int max_exact, uint64_t
     };
     deal(deal, 0);
   } else {  // equity.sample_deals from the folded seed
+    std::copy(pool, pool + size, drawn);
+    int swapped[52];
     for (int s = 0; s < samples; ++s) {
-      std::copy(pool, pool + size, drawn);
       for (int j = 0; j < need; ++j) {
         uint64_t u = mix64(key + GOLDEN * (uint64_t)((int64_t)s * need + j + 1)) >> 32;
         int k = j + (int)((u * (uint64_t)(size - j)) >> 32);
         std::swap(drawn[j], drawn[k]);
+        swapped[j] = k;
       }
       total += share(drawn);
       ++deals;
+      for (int j = need - 1; j >= 0; --j) std::swap(drawn[j], drawn[swapped[j]]);  // the pool again
     }
   }
   return (double)total / ((double)SHARE_UNITS * (double)deals);
@@ -1200,15 +1236,20 @@ static T* data_of(py::array& a, py::ssize_t size, const char* what) {
 // threads started once and kept. The evaluator's rank-count memo is per thread
 // (nonflush_score_memo), so a thread started for each call began with an empty memo every time
 // and made two threads slower than one; these keep theirs. A kept thread waits for its next
-// job spinning for SPIN_US (a training step makes a few calls microseconds apart; waking a
-// sleeping thread takes tens of microseconds), then asleep on a condition variable; the caller
-// waits for the others the same way. Threads are started on first use, and again in a forked
+// job spinning for SPIN_US, then asleep on a condition variable; the caller waits for the
+// others the same way. A training step makes its calls (the learner's step, each opponent
+// round, the equity agent's decisions, the new hands' observations) tens to a few hundred
+// microseconds apart, and SB3's forward pass between steps takes about as long; waking a
+// sleeping thread takes tens of microseconds a call. A millisecond's spin keeps the thread
+// awake through a rollout's collection (on the core that the env's second thread was given)
+// and lets it sleep through the gradient updates: 256 slots on two threads step 10-15%
+// faster than with 50 us (docs/results.md, session 10). Threads are started on first use, and again in a forked
 // child, which has none of its parent's threads: there the parent's threads, mutex and
 // condition variables (which may count the parent's waiters) are left alone, never used or
 // destroyed, and new ones are made.
 class Workers {
  public:
-  static constexpr int SPIN_US = 50;
+  static constexpr int SPIN_US = 1000;
 
   Workers() = default;
   Workers(const Workers&) = delete;
@@ -1416,9 +1457,24 @@ struct Batch {
   // listed are encoded, those whose player is no longer listed zeroed; the others already hold
   // what write() would give (an observation depends on the hand and seat only). A hand just
   // re-dealt by auto_reset and given new seats thus costs one encode at most. (Slots checked.)
+  // The slots to encode are split over the threads (each slot once: a slot listed twice is
+  // written by one thread), as step() splits its hands.
   void refresh_observations(const int64_t* slots, py::ssize_t count) {
-    for (py::ssize_t j = 0; j < count; ++j)
-      if (wanted((int)slots[j]) != (bool)encoded[slots[j]]) write((int)slots[j]);
+    std::vector<int> stale;
+    std::vector<char> listed(size, 0);
+    for (py::ssize_t j = 0; j < count; ++j) {
+      int i = (int)slots[j];
+      if (!listed[i] && wanted(i) != (bool)encoded[i]) stale.push_back(i);
+      listed[i] = 1;
+    }
+    const int n = (int)stale.size();
+    py::gil_scoped_release release;
+    // From 4 hands a part (each encodes a first street's win_probability, microseconds; the
+    // kept threads are still spinning in a training step: Workers).
+    int parts = std::max(1, std::min(threads, n / 4));
+    workers->run(parts, [&](int t) {
+      for (int j = n * t / parts; j < n * (t + 1) / parts; ++j) write(stale[j]);
+    });
   }
 
   // seats (len(slots), players) bools become the observed seats of those slots, then their
@@ -1785,8 +1841,9 @@ struct EquityPolicy {
       auto run = [&](py::ssize_t begin, py::ssize_t end) {
         for (py::ssize_t i = begin; i < end; ++i) o[i] = f(b.hands[s[i]], (uint64_t)k[i]);
       };
-      // A sleeping thread takes tens of microseconds to wake: worth it from 16 decisions a part.
-      int parts = (int)std::max<py::ssize_t>(1, std::min<py::ssize_t>(b.threads, count / 16));
+      // From 4 decisions a part (each simulates `samples` deals, microseconds; the kept threads
+      // are still spinning in a training step: Workers).
+      int parts = (int)std::max<py::ssize_t>(1, std::min<py::ssize_t>(b.threads, count / 4));
       b.workers->run(parts, [&](int t) { run(count * t / parts, count * (t + 1) / parts); });
     }
     return out;
