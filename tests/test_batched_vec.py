@@ -360,8 +360,36 @@ def test_a_short_maskable_ppo_run_learns_on_it():
     stats = PokerStats()
     model.learn(1024, callback=stats)
     assert model.num_timesteps == 1024
-    assert len(model.ep_info_buffer) > 50                       # VecMonitor saw whole hands
+    assert len(model.ep_info_buffer) > 50                       # the monitor saw whole hands
     assert all(abs(e["r"]) <= 2 * get_rules("soko").stack / get_rules("soko").big_bet for e in model.ep_info_buffer)
+
+
+def test_the_episode_monitor_gives_vec_monitors_infos():
+    from stable_baselines3.common.vec_env import VecMonitor
+
+    from train.vec import EpisodeMonitor
+
+    envs = [monitor(BatchedVecEnv("soko", 2, 32, seed=5, opponents=POOL)) for monitor in (VecMonitor, EpisodeMonitor)]
+    for env in envs:
+        env.reset()
+    policy = _random_policy(np.random.default_rng(5))
+    episodes = 0
+    for _ in range(60):
+        actions = policy(envs[0].unwrapped.action_masks())
+        (obs, rewards, dones, infos), (obs2, rewards2, dones2, infos2) = (env.step(actions) for env in envs)
+        np.testing.assert_array_equal(obs, obs2)
+        np.testing.assert_array_equal(rewards, rewards2)
+        np.testing.assert_array_equal(dones, dones2)
+        assert len(infos) == len(infos2) == 32
+        for info, info2 in zip(infos, infos2):
+            assert info.keys() == info2.keys()
+            if "episode" in info:
+                episodes += 1
+                assert {k: v for k, v in info["episode"].items() if k != "t"} == \
+                    {k: v for k, v in info2["episode"].items() if k != "t"}
+                assert type(info["episode"]["r"]) is type(info2["episode"]["r"])
+                assert abs(info["episode"]["t"] - info2["episode"]["t"]) < 1.0
+    assert episodes > 100 and envs[0].episode_count == envs[1].episode_count == episodes
 
 
 @pytest.mark.parametrize("pipeline", ["batched", "single_agent"])

@@ -19,7 +19,8 @@
   ``TimeLimit.truncated=False`` as SB3 expects. The core deals the next hand at once, so the
   terminal state is not kept: ``terminal_observation`` is the learner's observation at its last
   decision of the hand (SB3 reads it only for truncated episodes, and a hand always
-  terminates). ``make_batched_vec_env`` wraps it in ``VecMonitor`` for ``episode`` infos;
+  terminates). ``make_batched_vec_env`` wraps it in ``train.vec.EpisodeMonitor`` (SB3's
+  ``VecMonitor``) for ``episode`` infos;
 - ``env_method("action_masks")`` answers MaskablePPO from the core's mask array; an illegal
   learner id is played as check/fold and counted in ``illegal_actions`` (``SingleAgentEnv``'s
   default; it has no ``illegal_action="raise"``).
@@ -310,8 +311,9 @@ class BatchedVecEnv(VecEnv):
         g.step(actions)
         ended = g.dones.nonzero()[0]
         self._hand_start[ended] = self._log_start + len(self._log)   # the next hands begin here
-        for slot in ended.tolist():
-            self._copies.pop(slot, None)
+        if self._copies:
+            for slot in ended.tolist():
+                self._copies.pop(slot, None)
         drop = int(self._hand_start.min()) - self._log_start
         if drop > 0:
             del self._log[:drop]
@@ -330,22 +332,23 @@ class BatchedVecEnv(VecEnv):
             dones[episodes] = True
             folded = self._folded[episodes, seats]
             showdown = (~self._folded[episodes]).sum(axis=1) > 1
-            terminal = self._last_obs[episodes]   # a fresh array: its rows stay as they are
-            columns = zip(episodes.tolist(), seats.tolist(), all_payoffs.tolist(), payoff.tolist(),
+            terminal = list(self._last_obs[episodes])   # rows of a fresh array: they stay as they are
+            columns = zip(episodes.tolist(), seats.tolist(), map(tuple, all_payoffs.tolist()), payoff.tolist(),
                           folded.tolist(), showdown.tolist(), self._vpip[episodes].tolist(),
                           self._counts[episodes].tolist(), self.seat_opponents[episodes].tolist(),
                           self._illegal[episodes].tolist(), terminal)
             for i, seat, payoffs, mine, fold, shown, vpip, counts, opponents, illegal, obs in columns:
+                opponents[seat] = None   # the learner's seat, the only -1 of the row
                 infos[i] = {
                     "learner_seat": seat,
                     "payoff": mine,
-                    "payoffs": tuple(payoffs),
+                    "payoffs": payoffs,
                     "showdown": shown,
                     "learner_showdown": shown and not fold,
                     "folded": fold,
                     "vpip": vpip,
                     "actions": dict(zip(_KIND_NAMES, counts)),
-                    "opponents": tuple(None if o < 0 else o for o in opponents),
+                    "opponents": tuple(opponents),
                     "illegal_actions": illegal,
                     "terminal_observation": obs,
                     "TimeLimit.truncated": False,
@@ -440,7 +443,7 @@ class BatchedVecEnv(VecEnv):
         rows = self._indices(indices)
         if method_name == "action_masks":
             masks = self.action_masks()
-            return [masks[i] for i in rows]
+            return list(masks) if rows == range(self.num_envs) else [masks[i] for i in rows]
         if len(rows) != self.num_envs:
             raise ValueError(f"{method_name}: a BatchedVecEnv's methods act on all its slots at once")
         return [getattr(self, method_name)(*method_args, **method_kwargs)] * len(rows)
@@ -457,9 +460,11 @@ class BatchedVecEnv(VecEnv):
 
 
 def make_batched_vec_env(env_cfg, *, n_envs: int, seed: int = 0, threads: int = 1) -> VecMonitor:
-    """``VecMonitor(BatchedVecEnv)`` for a config's ``env`` table (``train.config.EnvConfig``),
+    """``EpisodeMonitor(BatchedVecEnv)`` for a config's ``env`` table (``train.config.EnvConfig``),
     the core stepping on ``threads`` threads (``ppo.env_threads``)."""
     rules = get_rules(env_cfg.game, **env_cfg.rule_overrides())
-    return VecMonitor(BatchedVecEnv(rules, env_cfg.players, n_envs,
+    from train.vec import EpisodeMonitor
+
+    return EpisodeMonitor(BatchedVecEnv(rules, env_cfg.players, n_envs,
                                     observation_features=env_cfg.observation_features, seed=seed,
                                     threads=threads))
