@@ -282,7 +282,10 @@ def _hand_classes(encoder: ObservationEncoder, game: Game, seat: int, holes) -> 
         for row, hole in zip(out, holes):
             _one_hot_class(row, evaluate, hole, up)
         return out
-    rows = np.array([[*hole, *up] for hole in holes], dtype=np.int64)
+    k = len(holes[0]) if holes else 0
+    rows = np.empty((len(holes), k + len(up)), dtype=np.int64)
+    rows[:, :k] = holes
+    rows[:, k:] = up
     if rows.size:
         from envs.batched import evaluate_rows  # the core imports this module
 
@@ -315,16 +318,24 @@ def win_probabilities(encoder: ObservationEncoder, game: Game, seat: int, holes)
     # One computation per visible card state (what the value depends on: the seat, its
     # face-down cards, the street, the button, who folded and every face-up card), kept across
     # hands: the env and a tournament may encode one spot more than once, and local best
-    # response asks the same cards again after each betting action it considers.
-    public = (game.street, game.button, game.folded, tuple(game.up_cards(s) for s in range(game.num_players)))
-    keys = [(seat, tuple(hole), *public) for hole in holes]
+    # response asks the same cards again after each betting action it considers. Kept by the
+    # public part of that state, then by face-down cards (one lookup of the public part for
+    # local best response's 40-odd cards).
+    public = (seat, game.street, game.button, game.folded, tuple(game.up_cards(s) for s in range(game.num_players)))
     cache = encoder._win_cache
-    out = [cache.get(key) for key in keys]
+    known = cache.get(public)
+    if known is None:
+        if encoder._win_cached > WIN_CACHE:
+            cache.clear()
+            encoder._win_cached = 0
+        known = cache[public] = {}
+    keys = [tuple(hole) for hole in holes]
+    out = [known.get(key) for key in keys]
     missing = [i for i, value in enumerate(out) if value is None]
     if not missing:
         return out
     if encoder.reference:
-        if any(tuple(holes[i]) != game.hole_cards(seat) for i in missing):
+        if any(keys[i] != game.hole_cards(seat) for i in missing):
             raise ValueError("the reference win_probability reads the seat's real face-down cards")
         values = [win_probability(game.view(seat), samples=WIN_SAMPLES, max_exact=WIN_EXACT)] * len(missing)
     else:
@@ -332,10 +343,9 @@ def win_probabilities(encoder: ObservationEncoder, game: Game, seat: int, holes)
 
         values = core_win_probabilities(game, seat, [holes[i] for i in missing], samples=WIN_SAMPLES,
                                         max_exact=WIN_EXACT)
-    if len(cache) + len(missing) > WIN_CACHE:
-        cache.clear()
+    encoder._win_cached += len(missing)
     for i, value in zip(missing, values):
-        out[i] = cache[keys[i]] = value
+        out[i] = known[keys[i]] = value
     return out
 
 
@@ -483,7 +493,8 @@ class ObservationEncoder:
         self._tables: dict[int, tuple] = {}
         self._scales: dict[tuple[int, ...], np.ndarray] = {}  # state scales per starting stacks
         self._game: Game | None = None
-        self._win_cache: dict = {}
+        self._win_cache: dict = {}   # win_probabilities: public card state -> face-down cards -> value
+        self._win_cached = 0         # values in it
 
     def __getstate__(self) -> dict:
         # Pickle and deepcopy: the rules and the layout; the per-game buffers (struct and
