@@ -181,36 +181,48 @@ static int nonflush_score(const int* counts, int wilds, int k, bool canadian, bo
 }
 
 // nonflush_score, remembered per thread: it depends only on the rank counts (at most 7 cards,
-// so a few ten thousand keys), and win_probability scores thousands of hands a decision. The
-// key packs the counts three bits a rank (`rank_key`: the sum of 1 << 3r over the natural
-// cards, built as evaluate reads them) with wilds, k and the two options; bit 63 marks a used
-// slot. An open-addressing table, because std::unordered_map's modulo and node pointer were
-// most of a lookup.
+// so a few ten thousand keys), and win_probability scores thousands of hands a decision. One
+// open-addressing table per (wilds, k, the two options), keyed by `rank_key` (the counts three
+// bits a rank: the sum of 1 << 3r over the natural cards, as Tally builds it); a slot packs
+// (rank_key + 1) << 24 with the value (below 1 << 24), 0 when empty. Eight bytes a slot and a
+// table per kind of hand keep the tables a simulation reads small (Soko's five-card one: 128 KB),
+// since a lookup that misses the cache was a quarter of scoring a hand.
 struct ScoreMemo {
-  struct Slot { uint64_t key; int value; };
-  std::vector<Slot> slots;
-  size_t used = 0;
-  ScoreMemo() : slots(1 << 14, Slot{0, 0}) {}
-  static size_t slot(uint64_t key, size_t mask) { return (size_t)((key * 0x9E3779B97F4A7C15ull) >> 32) & mask; }
-  const int* find(uint64_t key) const {
-    size_t mask = slots.size() - 1;
-    for (size_t i = slot(key, mask);; i = (i + 1) & mask) {
-      if (slots[i].key == key) return &slots[i].value;
-      if (slots[i].key == 0) return nullptr;
+  static constexpr int VALUE_BITS = 24;
+  static constexpr uint64_t VALUE_MASK = (1ull << VALUE_BITS) - 1;
+  struct Table {
+    std::vector<uint64_t> slots;
+    size_t used = 0;
+  };
+  Table tables[(MAX_CARDS + 1) * 6 * 4];  // by wilds (0-7), k (0-5) and the two options
+
+  static size_t slot(uint64_t rank_key, size_t mask) { return (size_t)((rank_key * 0x9E3779B97F4A7C15ull) >> 32) & mask; }
+  static Table& pick(ScoreMemo& m, int wilds, int k, bool canadian, bool ace_low) {
+    return m.tables[(wilds * 6 + k) * 4 + (canadian ? 2 : 0) + (ace_low ? 1 : 0)];
+  }
+  static const uint64_t* find(const Table& t, uint64_t rank_key) {
+    if (t.slots.empty()) return nullptr;
+    const uint64_t tag = (rank_key + 1) << VALUE_BITS;
+    const size_t mask = t.slots.size() - 1;
+    for (size_t i = slot(rank_key, mask);; i = (i + 1) & mask) {
+      if ((t.slots[i] & ~VALUE_MASK) == tag) return &t.slots[i];
+      if (t.slots[i] == 0) return nullptr;
     }
   }
-  void insert(uint64_t key, int value) {
-    if (2 * (used + 1) > slots.size()) {  // keep it at most half full
-      std::vector<Slot> old(slots.size() * 2, Slot{0, 0});
-      old.swap(slots);
-      used = 0;
-      for (const Slot& s : old)
-        if (s.key) insert(s.key, s.value);
+  static void insert(Table& t, uint64_t rank_key, int value) {
+    if (t.slots.empty()) t.slots.assign(1 << 10, 0);
+    if (2 * (t.used + 1) > t.slots.size()) {  // keep it at most half full
+      std::vector<uint64_t> old(t.slots.size() * 2, 0);
+      old.swap(t.slots);
+      t.used = 0;
+      for (uint64_t s : old)
+        if (s) insert(t, (s >> VALUE_BITS) - 1, (int)(s & VALUE_MASK));
     }
-    size_t mask = slots.size() - 1, i = slot(key, mask);
-    while (slots[i].key != 0) i = (i + 1) & mask;
-    slots[i] = Slot{key, value};
-    ++used;
+    const size_t mask = t.slots.size() - 1;
+    size_t i = slot(rank_key, mask);
+    while (t.slots[i] != 0) i = (i + 1) & mask;
+    t.slots[i] = (rank_key + 1) << VALUE_BITS | (uint64_t)value;
+    ++t.used;
   }
 };
 
@@ -221,13 +233,12 @@ static ScoreMemo& thread_memo() {
 }
 
 static int nonflush_score_memo(ScoreMemo& memo, uint64_t rank_key, int wilds, int k, bool canadian, bool ace_low) {
-  uint64_t key = 1ull << 63 | rank_key << 10 | (uint64_t)wilds << 5 | (uint64_t)k << 2 |
-                 (canadian ? 2u : 0u) | (ace_low ? 1u : 0u);
-  if (const int* value = memo.find(key)) return *value;
+  ScoreMemo::Table& table = ScoreMemo::pick(memo, wilds, k, canadian, ace_low);
+  if (const uint64_t* s = ScoreMemo::find(table, rank_key)) return (int)(*s & ScoreMemo::VALUE_MASK);
   int counts[13];
   for (int r = 0; r < 13; ++r) counts[r] = (int)(rank_key >> (3 * r) & 7);
   int value = nonflush_score(counts, wilds, k, canadian, ace_low);
-  memo.insert(key, value);
+  ScoreMemo::insert(table, rank_key, value);
   return value;
 }
 
