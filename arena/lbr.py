@@ -47,7 +47,7 @@ from envs.actions import CHECK_CALL, FIRST_BET, FOLD, action_mask, apply_action
 from envs.engine.cards import Card
 from envs.engine.events import ACTION_KINDS, BET_KINDS, EventKind
 from envs.engine.game import Game, PlayerView
-from envs.batched import evaluate_rows
+from envs.batched import evaluate_rows, showdown_shares
 from envs.engine.rules import DOWN, Rules, hand_options
 from envs.observation import OBSERVER_BATCHES
 
@@ -118,19 +118,7 @@ def equity_by_hole(rules: Rules, mine: list[int], their_up: list[int], candidate
         future = np.array(list(itertools.permutations(pool.tolist(), k)), dtype=np.int64)
     else:
         future = pool[np.argsort(rng.random((samples, P)), axis=1)[:, :k]]
-    S, C = len(future), len(candidates)
-    my_hands = np.column_stack([np.tile(mine, (S, 1)), future[:, :mine_n]]).astype(np.int64)
-    me = _scores(rules, my_hands)                                                   # (S,)
-    theirs = np.empty((S, C, 1 + len(their_up) + theirs_n), dtype=np.int64)
-    theirs[:, :, 0] = candidates[None, :]
-    theirs[:, :, 1:1 + len(their_up)] = their_up
-    theirs[:, :, 1 + len(their_up):] = future[:, None, mine_n:]
-    valid = ~(future[:, :, None] == candidates[None, None, :]).any(axis=1)           # (S, C)
-    them = np.zeros((S, C), dtype=np.int64)
-    them[valid] = _scores(rules, theirs[valid])
-    share = (me[:, None] > them) + 0.5 * (me[:, None] == them)
-    counts = valid.sum(axis=0)
-    return (share * valid).sum(axis=0) / np.maximum(counts, 1)
+    return showdown_shares(mine, their_up, candidates, future, mine_n, **hand_options(rules))
 
 
 # ---------------------------------------------------------------------------------------------

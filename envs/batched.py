@@ -216,6 +216,25 @@ def win_probabilities(game, seat: int, holes, *, samples: int = WIN_SAMPLES, max
         list(game.folded), samples, max_exact)
 
 
+def showdown_shares(mine, their_up, candidates, future, mine_to_come: int, *, canadian: bool = False,
+                    wild_ranks=(), double_ace_flush: bool = False, ace_low_four_straight: bool = True) -> np.ndarray:
+    """Local best response's roll-outs scored in one call (``arena.lbr.equity_by_hole``): for
+    each of ``candidates`` (the other player's face-down card), my mean showdown share (1 win,
+    1/2 tie, 0 loss) over the rows of ``future`` that do not deal it, float64 (len(candidates),)
+    (0 where every row deals it). ``future`` (rows, k): the cards to come, my ``mine_to_come``
+    first, then the other's; my hand is ``mine`` plus mine, the other's the candidate, its
+    ``their_up`` and the rest. The same floats as scoring every hand with :func:`evaluate_rows`."""
+    future = np.asarray(future)
+    if future.ndim != 2 or not np.issubdtype(future.dtype, np.integer):
+        raise ValueError(f"showdown_shares takes an (rows, k) integer array of cards to come, not {future.dtype} "
+                         f"of shape {future.shape}")
+    wild_mask = sum(1 << RANKS.index(r) for r in set(wild_ranks))
+    return _stud_core.showdown_shares([int(c) for c in mine], [int(c) for c in their_up],
+                                      [int(c) for c in candidates], future.astype(np.int64, copy=False),
+                                      int(mine_to_come), wild_mask, canadian, double_ace_flush,
+                                      ace_low_four_straight)
+
+
 def evaluate(cards, *, canadian: bool = False, wild_ranks=(), double_ace_flush: bool = False,
              ace_low_four_straight: bool = True) -> int:
     """The core's hand value of 1 to 7 cards (ints 0..51): the same int as

@@ -2001,6 +2001,64 @@ PYBIND11_MODULE(_stud_core, m) {
   }, py::arg("cards"), py::arg("wild_mask") = 0, py::arg("canadian") = false,
      py::arg("double_ace_flush") = false, py::arg("ace_low_four_straight") = true);
 
+  // Local best response's showdown shares (arena.lbr.equity_by_hole with cards to come): for
+  // each candidate face-down card of the other player, my mean share (1 win, 1/2 tie) over the
+  // rows of `future` that do not hold it. A row: my cards to come (its first `mine_to_come`),
+  // then the other's. Scored by the evaluator, so the values are the NumPy form's exactly.
+  m.def("showdown_shares", [](std::vector<int> mine, std::vector<int> their_up, std::vector<int> candidates,
+                              py::array_t<int64_t, py::array::c_style | py::array::forcecast> future,
+                              int mine_to_come, int wild_mask, bool canadian, bool double_ace_flush,
+                              bool ace_low_four_straight) {
+    if (future.ndim() != 2) throw std::invalid_argument("showdown_shares: future is (rows, cards to come)");
+    const py::ssize_t rows = future.shape(0), k = future.shape(1);
+    const int theirs_to_come = (int)k - mine_to_come;
+    if (mine_to_come < 0 || theirs_to_come < 0 || mine.size() + mine_to_come > (size_t)MAX_CARDS ||
+        1 + their_up.size() + theirs_to_come > (size_t)MAX_CARDS)
+      throw std::invalid_argument("showdown_shares: at most 7 cards a hand");
+    auto card_ok = [](int64_t c) { return c >= 0 && c <= 51; };
+    for (int c : mine) if (!card_ok(c)) throw std::invalid_argument("showdown_shares: card ids are 0..51");
+    for (int c : their_up) if (!card_ok(c)) throw std::invalid_argument("showdown_shares: card ids are 0..51");
+    for (int c : candidates) if (!card_ok(c)) throw std::invalid_argument("showdown_shares: card ids are 0..51");
+    auto f = future.unchecked<2>();
+    for (py::ssize_t i = 0; i < rows; ++i)
+      for (py::ssize_t j = 0; j < k; ++j)
+        if (!card_ok(f(i, j))) throw std::invalid_argument("showdown_shares: card ids are 0..51");
+    const EvalOptions opts{canadian, double_ace_flush, ace_low_four_straight};
+    const size_t nc = candidates.size();
+    std::vector<int64_t> halves(nc, 0), counts(nc, 0);  // twice the summed shares: whole numbers
+    {
+      py::gil_scoped_release release;
+      ScoreMemo& memo = thread_memo();
+      Tally me_known{}, them_known{};
+      for (int c : mine) me_known.add(c, wild_mask);
+      for (int c : their_up) them_known.add(c, wild_mask);
+      for (py::ssize_t i = 0; i < rows; ++i) {
+        Tally me = me_known, them_base = them_known;
+        uint64_t drawn = 0;
+        for (py::ssize_t j = 0; j < k; ++j) {
+          drawn |= 1ull << f(i, j);
+          if (j < mine_to_come) me.add((int)f(i, j), wild_mask);
+          else them_base.add((int)f(i, j), wild_mask);
+        }
+        const int mine_value = score_tally(me, opts, memo);
+        for (size_t c = 0; c < nc; ++c) {
+          if (drawn >> candidates[c] & 1) continue;  // a row that deals this card cannot follow it
+          Tally them = them_base;
+          them.add(candidates[c], wild_mask);
+          const int theirs = score_tally(them, opts, memo);
+          halves[c] += mine_value > theirs ? 2 : mine_value == theirs ? 1 : 0;
+          ++counts[c];
+        }
+      }
+    }
+    py::array_t<double> out(nc);
+    double* o = out.mutable_data();
+    for (size_t c = 0; c < nc; ++c) o[c] = ((double)halves[c] / 2.0) / (double)std::max<int64_t>(counts[c], 1);
+    return out;
+  }, py::arg("mine"), py::arg("their_up"), py::arg("candidates"), py::arg("future"), py::arg("mine_to_come"),
+     py::arg("wild_mask") = 0, py::arg("canadian") = false, py::arg("double_ace_flush") = false,
+     py::arg("ace_low_four_straight") = true);
+
   // ---- observation features ----
   // win_probability for one seat holding each of several face-down card lists in turn (the
   // cards local best response supposes the other player holds): one call, one value each.

@@ -261,3 +261,52 @@ def test_lbr_reads_the_equity_agents_policy_card_by_card():
     probs = _TargetPolicy(make_agent("equity"), g.rules)(g, 0, candidates)
     assert probs.shape == (2, 3) and np.allclose(probs.sum(axis=1), 1.0)
     assert probs[0, 2] > 0.95 and probs[1, 1] > 0.95
+
+
+@pytest.mark.parametrize("game", ["soko", "soko_mini"])
+def test_the_roll_outs_are_scored_as_every_hand_scored_one_by_one(game):
+    # equity_by_hole's shares come from one core call (envs.batched.showdown_shares); they must
+    # be the floats of scoring every hand with evaluate_rows and averaging over the rows that
+    # can follow each candidate.
+    from envs.batched import evaluate_rows, showdown_shares
+    from envs.engine.rules import hand_options
+
+    rules = get_rules(game)
+    options = hand_options(rules)
+    rng = np.random.default_rng(3)
+    deck = np.array([int(c) for c in rules.deck])
+    for trial in range(30):
+        cards = rng.permutation(deck)
+        mine_known = int(rng.integers(1, 3))
+        mine_n = int(rng.integers(0, rules.cards_per_player - mine_known + 1))
+        theirs_up = int(rng.integers(0, rules.cards_per_player - 1 - mine_n + 1))
+        theirs_n = rules.cards_per_player - 1 - theirs_up - (0 if trial % 3 else int(rng.integers(0, 2)))
+        theirs_n = max(0, min(theirs_n, rules.cards_per_player - 1 - theirs_up))
+        mine, their_up = cards[:mine_known], cards[mine_known:mine_known + theirs_up]
+        unseen = np.sort(cards[mine_known + theirs_up:])
+        k = mine_n + theirs_n
+        if k == 0:
+            continue
+        future = unseen[np.argsort(rng.random((40, len(unseen))), axis=1)[:, :k]]
+        candidates = unseen.copy()
+        if trial % 5 == 0:
+            future[:, 0] = unseen[0]   # a candidate every row deals: no row can follow it
+        S, C = len(future), len(candidates)
+        me = evaluate_rows(np.column_stack([np.tile(mine, (S, 1)), future[:, :mine_n]]), **options)
+        theirs = np.empty((S, C, 1 + len(their_up) + theirs_n), dtype=np.int64)
+        theirs[:, :, 0] = candidates[None, :]
+        theirs[:, :, 1:1 + len(their_up)] = their_up
+        theirs[:, :, 1 + len(their_up):] = future[:, None, mine_n:]
+        valid = ~(future[:, :, None] == candidates[None, None, :]).any(axis=1)
+        them = np.zeros((S, C), dtype=np.int64)
+        them[valid] = evaluate_rows(theirs[valid], **options)
+        share = (me[:, None] > them) + 0.5 * (me[:, None] == them)
+        expected = (share * valid).sum(axis=0) / np.maximum(valid.sum(axis=0), 1)
+        got = showdown_shares(mine, their_up, candidates, future, mine_n, **options)
+        assert np.array_equal(got, expected), trial
+        if trial % 5 == 0:
+            assert got[0] == 0.0
+    with pytest.raises(ValueError, match="card ids are 0..51"):
+        showdown_shares([0], [1], [2], np.array([[52]]), 1)
+    with pytest.raises(ValueError, match="at most 7 cards"):
+        showdown_shares(list(range(7)), [], [40], np.array([[41]]), 1)
