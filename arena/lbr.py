@@ -47,7 +47,7 @@ from envs.actions import CHECK_CALL, FIRST_BET, FOLD, action_mask, apply_action
 from envs.engine.cards import Card
 from envs.engine.events import ACTION_KINDS, BET_KINDS, EventKind
 from envs.engine.game import Game, PlayerView
-from envs.batched import evaluate_rows, showdown_shares
+from envs.batched import showdown_shares
 from envs.engine.rules import DOWN, Rules, hand_options
 from envs.observation import OBSERVER_BATCHES
 
@@ -87,12 +87,6 @@ def action_id(game: Game, event) -> int:
 # Win probability against every face-down card
 
 
-def _scores(rules: Rules, hands: np.ndarray) -> np.ndarray:
-    """Hand values (int64) of the rows of ``hands`` (card ids, one to seven a row), by the
-    compiled core in one call."""
-    return evaluate_rows(hands, **hand_options(rules))
-
-
 def equity_by_hole(rules: Rules, mine: list[int], their_up: list[int], candidates: np.ndarray, *,
                    to_come: tuple[int, int], samples: int, rng: np.random.Generator,
                    unseen: np.ndarray) -> np.ndarray:
@@ -106,15 +100,10 @@ def equity_by_hole(rules: Rules, mine: list[int], their_up: list[int], candidate
     exactly the deals that can follow it."""
     mine_n, theirs_n = to_come
     k = mine_n + theirs_n
-    if k == 0:
-        me = _scores(rules, np.array([mine]))[0]
-        hands = np.column_stack([candidates, np.tile(their_up, (len(candidates), 1))]).astype(np.int64)
-        them = _scores(rules, hands)
-        return (me > them) + 0.5 * (me == them)
     pool = np.asarray(unseen)
     P = len(pool)
     deals = math.perm(P, k)
-    if deals <= samples:
+    if deals <= samples:   # (on the last street k = 0: one deal of nothing, each card scored once)
         future = np.array(list(itertools.permutations(pool.tolist(), k)), dtype=np.int64)
     else:
         future = pool[np.argsort(rng.random((samples, P)), axis=1)[:, :k]]
