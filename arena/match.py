@@ -63,6 +63,7 @@ from arena.luck import warm_up as luck_warm_up
 from arena.stats import Estimate, mean_ci
 from envs.actions import action_mask, apply_action
 from envs.engine.game import Game
+from envs.engine.phh import to_phh
 from envs.engine.rules import Rules, get_rules
 
 __all__ = ["MatchResult", "play_match"]
@@ -95,17 +96,17 @@ class _Runner:
         self.luck = LuckCorrector(rules) if luck else None
 
     def play(self, match: _Match, g0: int, g1: int
-             ) -> tuple[np.ndarray, np.ndarray | None, list[tuple[int, str]]]:
+             ) -> tuple[np.ndarray, np.ndarray | None, list[tuple[int, str, str]]]:
         """Chips won per (group, rotation, position) for groups g0..g1-1, each position's luck
         features (``LuckCorrector.features``) averaged over the group's hands, (group, position,
-        column), or None without the luck correction, and hand histories."""
+        column), or None without the luck correction, and hand histories (hand, text, PHH)."""
         n = self.n
         agents = [self.agents[name] for name in match.names]
         chips = np.zeros((g1 - g0, n, n), dtype=np.int64)
         luck = None
         if self.luck is not None:
             luck = np.zeros((g1 - g0, n, feature_count(self.rules)))
-        stories: list[tuple[int, str]] = []
+        stories: list[tuple[int, str, str]] = []
         for g in range(g0, g1):
             rng = np.random.default_rng(np.random.SeedSequence(self.seed, spawn_key=(match.key, g)))
             cards = self.rules.deck  # in index order: for the 52-card deck, card i is i
@@ -138,7 +139,8 @@ class _Runner:
                     luck[g - g0] += features[(np.arange(n) + r) % n] / n
                 hand = g * n + r
                 if hand < self.histories:
-                    stories.append((hand, _history(match, game, g, r, hand, self.duplicate)))
+                    stories.append((hand, _history(match, game, g, r, hand, self.duplicate),
+                                    _phh(match, game, g, r, hand, self.duplicate)))
         return chips, luck, stories
 
 
@@ -160,6 +162,14 @@ def _history(match: _Match, game: Game, group: int, rotation: int, hand: int, du
     result = ", ".join(f"seat {s} {p:+d}" for s, p in enumerate(game.payoffs))
     return (f"### Hand {hand + 1}: {' vs '.join(match.names)}; {deal}\n"
             f"Seats: {seats}\n{game.history()}\nResult: {result}\n")
+
+
+def _phh(match: _Match, game: Game, group: int, rotation: int, hand: int, duplicate: bool) -> str:
+    """The hand in PHH (envs/engine/phh.py), the agents' names as its players."""
+    n = game.num_players
+    players = [match.names[(seat - rotation) % n] for seat in range(n)]
+    return to_phh(game, hand_id=hand + 1, players=players, event=" vs ".join(match.names),
+                  _deal=group + 1, _seating=rotation + 1, _duplicate=duplicate)
 
 
 _WORKER: _Runner | None = None
@@ -187,10 +197,10 @@ def _work(task: tuple[_Match, int, int]) -> tuple[int, int, np.ndarray, np.ndarr
 def _play_all(rules: Rules, n: int, agents: dict[str, Any], matches: list[_Match], groups: int, *,
               seed: int, duplicate: bool, workers: int, histories: int, progress: bool,
               luck: bool = False, desc: str = "hands"
-              ) -> tuple[list[np.ndarray], list[np.ndarray] | None, list[list[str]], float]:
+              ) -> tuple[list[np.ndarray], list[np.ndarray] | None, list[list[tuple[str, str]]], float]:
     """Chips (groups, rotations, positions) per match, luck features (groups, positions,
-    columns) per match (None without the luck correction), histories per match, seconds of
-    play."""
+    columns) per match (None without the luck correction), histories (text, PHH) per match,
+    seconds of play."""
     for agent in agents.values():  # shared lookup tables, built before any fork
         warm = getattr(make_agent(agent), "warm_up", None)
         if warm is not None:
@@ -202,7 +212,7 @@ def _play_all(rules: Rules, n: int, agents: dict[str, Any], matches: list[_Match
     tasks = [(m, g0, min(groups, g0 + per_chunk)) for m in matches for g0 in range(0, groups, per_chunk)]
     chips = [np.zeros((groups, n, n), dtype=np.int64) for _ in matches]
     features = [np.zeros((groups, n, feature_count(rules))) for _ in matches] if luck else None
-    stories: list[list[tuple[int, str]]] = [[] for _ in matches]
+    stories: list[list[tuple[int, str, str]]] = [[] for _ in matches]
     total = groups * n * len(matches)
     from tqdm import tqdm
 
@@ -232,7 +242,7 @@ def _play_all(rules: Rules, n: int, agents: dict[str, Any], matches: list[_Match
                 collect(result)
     seconds = time.perf_counter() - start
     bar.close()
-    texts = [[text for _, text in sorted(s)] for s in stories]
+    texts = [[(text, phh) for _, text, phh in sorted(s)] for s in stories]
     return chips, features, texts, seconds
 
 
@@ -253,6 +263,7 @@ class MatchResult:
     raw_group_results: np.ndarray | None = None     # the same without the luck correction
     raw_estimates: dict[str, Estimate] | None = None
     luck_fitted: int = 0                  # regressors fitted by arena.luck.control (0: fixed)
+    phh_histories: list[str] = field(default_factory=list)  # the same hands in PHH (.phh texts)
 
     @property
     def bb_per_100(self) -> dict[str, float]:
@@ -273,10 +284,12 @@ class MatchResult:
 
 
 def _match_result(names: tuple[str, ...], chips: np.ndarray, features: np.ndarray | None, rules: Rules,
-                  texts: list[str], seconds: float) -> MatchResult:
+                  stories: list[tuple[str, str]], seconds: float) -> MatchResult:
     """``features``: the luck features per (group, position, column), or None when the luck
-    correction is off."""
+    correction is off; ``stories``: (text, PHH) of each hand kept."""
     groups, rotations, _ = chips.shape
+    texts = [text for text, _ in stories]
+    phh = [p for _, p in stories]
     big_bet = rules.big_bet
 
     def estimate(values, fitted=0):
@@ -285,10 +298,10 @@ def _match_result(names: tuple[str, ...], chips: np.ndarray, features: np.ndarra
     raw_values = chips.mean(axis=1) / big_bet  # group means in big bets per hand
     if features is None:
         return MatchResult(names, groups * rotations, groups, big_bet, raw_values, estimate(raw_values),
-                           texts, seconds)
+                           texts, seconds, phh_histories=phh)
     values, fitted = luck_control(raw_values, features / big_bet, value_columns(rules))
     return MatchResult(names, groups * rotations, groups, big_bet, values, estimate(values, fitted), texts,
-                       seconds, True, raw_values, estimate(raw_values), fitted)
+                       seconds, True, raw_values, estimate(raw_values), fitted, phh_histories=phh)
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,8 @@ scheme, seed and time, e.g. ``follow_the_bitch_low_chicago=true_3p_dup_seed0_<ti
 ``results.json`` (config, rules, the agents' names with their specs as given and canonical
 (``ppo`` paths absolute), every match, cross-table, ranking, timing), ``crosstable.csv`` (bb/100 of the row agent against the column
 agent, then its result against the field), ``crosstable.png`` (a heat map with the intervals)
-and, with ``--histories N``, the first N hand histories of each match in ``histories/``.
+and, with ``--histories N``, the first N hand histories of each match in ``histories/``: as
+readable text (``<match>.txt``) and as PHH files, one a hand (``<match>/<n>.phh``).
 """
 
 from __future__ import annotations
@@ -161,6 +162,10 @@ def write_outputs(result: TournamentResult, folder: Path, argv: Sequence[str] | 
         hist.mkdir(exist_ok=True)
         for m in result.matches:
             (hist / f"{_slug('_vs_'.join(m.agents))}.txt").write_text("\n".join(m.histories))
+            phh = hist / _slug("_vs_".join(m.agents))  # one .phh file a hand (docs/hand_histories.md)
+            phh.mkdir(exist_ok=True)
+            for number, text in enumerate(m.phh_histories, 1):
+                (phh / f"{number}.phh").write_text(text)
 
 
 def default_name(cfg: TournamentConfig, when: datetime | None = None) -> str:

@@ -16,7 +16,7 @@ def test_engine_imports_without_rl_frameworks():
                     raise ImportError("blocked: " + name)
                 return None
         sys.meta_path.insert(0, Block())
-        import envs.engine.cards, envs.engine.hands, envs.engine.rules, envs.engine.game
+        import envs.engine.cards, envs.engine.hands, envs.engine.rules, envs.engine.game, envs.engine.phh
         import envs.actions
         from envs.engine.game import Game
         g = Game("follow_the_bitch_low_chicago", 3, seed=1)

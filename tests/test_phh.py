@@ -338,3 +338,36 @@ def test_finishing_stacks_that_do_not_match_the_replay_are_refused():
     line = next(x for x in text.splitlines() if x.startswith("finishing_stacks"))
     with pytest.raises(ValueError, match="finishing_stacks .* differ from the replay"):
         read_phh(text.replace(line, "finishing_stacks = [800, 800]"))
+
+
+def test_a_match_keeps_its_hands_in_phh_with_the_agents_as_players():
+    from arena.match import play_match
+
+    result = play_match("follow_the_bitch", ["tag", "call", "random"], hands=6, seed=4, histories=6)
+    assert len(result.phh_histories) == len(result.histories) == 6
+    for number, (text, phh) in enumerate(zip(result.histories, result.phh_histories), 1):
+        seats = dict(re.findall(r"seat (\d+): (\S+?)(?:,|\n)", text.split("\n")[1] + "\n"))
+        results = dict(re.findall(r"seat (\d+) ([+-]\d+)", text.split("Result: ")[1]))
+        game = read_phh(phh)
+        assert game.payoffs == tuple(int(results[str(s)]) for s in range(3))
+        data = tomllib.loads(phh)
+        assert data["hand"] == number and data["_deal"] == (number - 1) // 3 + 1
+        order = deal_order(game.button, 3)
+        assert data["players"] == [seats[str(s)] for s in order]
+        assert HandHistory.loads(phh).players == data["players"]
+
+
+def test_the_tournament_writes_phh_files(tmp_path):
+    from arena.tournament import TournamentConfig, main
+
+    cfg = TournamentConfig(game="soko", agents=["tag", "random"], hands=4, workers=1, progress=False,
+                           histories=3, out_dir=str(tmp_path), name="t", luck_correction=False)
+    result = main(cfg)
+    folder = tmp_path / "t" / "histories"
+    assert (folder / "tag_vs_random.txt").exists()
+    files = sorted((folder / "tag_vs_random").glob("*.phh"))
+    assert [f.name for f in files] == ["1.phh", "2.phh", "3.phh"]
+    for f, text in zip(files, result.matches[0].phh_histories):
+        assert f.read_text() == text
+        assert HandHistory.loads(text).variant == "FSOKO"
+        assert read_phh(text).payoffs is not None
