@@ -311,7 +311,7 @@ def _hand_text() -> tuple[Game, str]:
     (lambda t: t.replace("actions = [", "actions = [[", 1), "not a PHH file"),
     (lambda t: t.replace('"p2 pb"', '"p1 pb"'), r"action \d+ 'p1 pb': it is p2's turn"),
     (lambda t: t.replace('"p2 pb"', '"p2 cc"'), r"'p2 cc': the game recorded a bring_in there"),
-    (lambda t: t.replace('"p2 pb"', '"p2 cbr 3"'), r"'p2 cbr 3': fixed limit: .* only bet or raise to 4, not 3"),
+    (lambda t: t.replace('"p2 pb"', '"p2 cbr 3"'), r"'p2 cbr 3': fixed limit: .* to 4, not 3"),
     (lambda t: t.replace('"p2 pb"', '"p2 xx"'), "is not one this reader knows"),
     (lambda t: t.replace("AhKd", "AhAh"), "dealt twice"),
     (lambda t: t.replace("AhKd", "AhK"), "cards are two characters each"),

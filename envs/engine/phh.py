@@ -49,6 +49,7 @@ from __future__ import annotations
 
 import json
 import math
+import numbers
 import re
 import tomllib
 from collections.abc import Iterable
@@ -93,7 +94,7 @@ _BETTING_LETTERS = {Betting.FIXED_LIMIT: "F", Betting.SPREAD_LIMIT: "S", Betting
                     Betting.NO_LIMIT: "N"}
 # Standard PHH fields a caller may set through to_phh's keyword arguments.
 _OPTIONAL_FIELDS = ("author", "event", "url", "venue", "address", "city", "region", "postal_code",
-                    "country", "time_zone", "time_zone_abbreviation", "day", "month", "year",
+                    "country", "time_zone", "day", "month", "year",
                     "level", "table", "players", "currency", "currency_symbol", "time_limit")
 _OWN_FIELDS = ("variant", "antes", "bring_in", "small_bet", "big_bet", "starting_stacks", "actions",
                "hand", "seats", "seat_count", "finishing_stacks")
@@ -143,7 +144,7 @@ def _toml(value) -> str:
     """``value`` as a TOML value (str, bool, int, finite float, or a list of them)."""
     if isinstance(value, bool):
         return "true" if value else "false"
-    if isinstance(value, int):
+    if isinstance(value, numbers.Integral):
         return str(int(value))
     if isinstance(value, float):
         if not math.isfinite(value):
@@ -171,7 +172,8 @@ def _rules_fields(rules: Rules) -> list[tuple[str, object]]:
     return fields
 
 
-def to_phh(game: Game, *, seat: int | None = None, hand_id: str | None = None, **user_fields) -> str:
+def to_phh(game: Game, *, seat: int | None = None, hand_id: str | int | None = None,
+           **user_fields) -> str:
     """One hand (finished or not) as PHH text: the referee's view (``seat=None``: every card) or
     what ``seat`` may see (others' face-down cards ``??`` unless shown at showdown).
 
@@ -398,8 +400,8 @@ def _game_from(data: dict) -> Game:
         where = f"action {number} {text!r}"
         if m["dealt"]:
             cards[s] += _parse_cards(m["cards"], where)
-        elif m["verb"] == "sm":
-            shown[s] = _parse_cards(m["arg"] or "", where)
+        elif m["verb"] == "sm" and m["arg"] not in (None, "-"):  # "-" and a muck add nothing
+            shown[s] = _parse_cards(m["arg"], where)
     for s, show in shown.items():
         if len(show) != len(cards[s]) or any(a is not None and b is not None and a != b
                                              for a, b in zip(show, cards[s])):
