@@ -174,23 +174,23 @@ def _check_seat_view(game: Game, seat: int, text: str) -> None:
 
 def test_every_preset_betting_and_table_size_round_trips():
     rng = np.random.default_rng(20240)
-    per = -(-TOTAL_HANDS // len(COMBOS))
-    replayed = hands = 0
-    for name, betting, n in COMBOS:
+    per, extra = divmod(TOTAL_HANDS, len(COMBOS))
+    replayed = hands = f7s = 0
+    for k, (name, betting, n) in enumerate(COMBOS):
         rules = GAMES[name].replace(betting=betting)
-        for _ in range(per):
-            if hands == TOTAL_HANDS:
-                break
+        for _ in range(per + (k < extra)):  # every combination gets per or per + 1 hands
             game = _play(rules, n, rng)
             hands += 1
             text = to_phh(game, hand_id=f"{name}-{hands}", players=[f"agent{s}" for s in range(n)])
             _check_referee(game, text)
             if variant_code(rules) == "F7S":
+                f7s += 1
                 replayed += _check_pokerkit_replay(game, text)
             seat = int(rng.integers(n))
             _check_seat_view(game, seat, to_phh(game, seat=seat))
     assert hands == TOTAL_HANDS
-    assert replayed >= 80  # of 96 F7S hands; the others are the known difference below
+    # Most F7S hands replay in pokerkit (90 of them; the rest are the known difference below).
+    assert replayed >= 0.85 * f7s
 
 
 def test_seat_view_of_an_f7s_hand_replays_in_pokerkit():
