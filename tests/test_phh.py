@@ -330,6 +330,15 @@ def test_bad_files_are_refused_with_one_line(change, message):
     assert "\n" not in str(err.value)
 
 
+def test_a_showdown_the_replay_does_not_have_is_refused():
+    game = Game("soko", 2, deck="Ah 2c Kd 3c", seed=0)
+    game.check_or_call()
+    game.fold()
+    text = to_phh(game).replace('"p1 f",', '"p1 f",\n  "p2 sm 2c3c",')
+    with pytest.raises(ValueError, match=r"shows the cards of \['p2'\] but the replay's showdown is \[\]"):
+        read_phh(text)
+
+
 def test_finishing_stacks_that_do_not_match_the_replay_are_refused():
     game = Game("soko", 2, deck="Ah 2c Kd 3c", seed=0)
     game.check_or_call()

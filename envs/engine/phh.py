@@ -454,6 +454,11 @@ def _game_from(data: dict) -> Game:
         if dealt != cards[s]:
             raise ValueError(f"{_label(order, s)} was dealt {_cards(cards[s])} in the file but "
                              f"{_cards(dealt)} when replayed")
+    showing = {s for _, _, s, m in actions if m["verb"] == "sm"}
+    if game.is_over and showing != {e.seat for e in game.log if e.kind == EventKind.SHOW}:
+        shows = sorted(_label(order, e.seat) for e in game.log if e.kind == EventKind.SHOW)
+        raise ValueError(f"the file shows the cards of {sorted(_label(order, s) for s in showing)} but "
+                         f"the replay's showdown is {shows}")
     final = data.get("finishing_stacks")
     if final is not None and game.is_over and final != [game.stacks[s] for s in order]:
         raise ValueError(f"finishing_stacks {final} differ from the replay's "
