@@ -358,3 +358,46 @@ def test_no_dated_figures_in_readme_or_config_comments():
             if DATED.search(comment):
                 problems.append(f"{config.name}:{n}: {line.strip()}")
     assert not problems, "dated figures outside docs/results.md:\n" + "\n".join(problems)
+
+
+# ------------------------------------------------------------------------------------------
+# What the pages say about errors
+
+
+ERRORS = [
+    # (what the pages promise, the command line after the interpreter)
+    ("an unknown option", ["-m", "arena", "--bogus"]),
+    ("an unknown agent", ["-m", "arena", "--agents", "tag", "bogus", "--hands", SMALL_HANDS]),
+    ("a missing model", ["-m", "arena", "--agents", "ppo:missing.zip", "random", "--hands", SMALL_HANDS]),
+    ("an unknown agent (exploitability)", ["-m", "arena.exploit", "--agent", "bogus"]),
+    ("an unknown config key", ["train/ppo.py", "--config", SMOKE_CONFIG, "--set", "ppo.foo=1"]),
+    ("a value of the wrong type", ["train/ppo.py", "--config", SMOKE_CONFIG, "--set", "ppo.n_envs=abc"]),
+    ("a value out of range", ["train/ppo.py", "--config", SMOKE_CONFIG, "--set", "ppo.n_envs=0"]),
+    ("an unknown option (training)", ["train/ppo.py", "--bogus"]),
+]
+
+
+def _one_line_exit_2(done: subprocess.CompletedProcess, what: str) -> None:
+    lines = done.stderr.strip().splitlines()
+    assert done.returncode == 2, f"{what}: exit {done.returncode}\n{done.stderr[-2000:]}"
+    assert len(lines) == 1 and "Traceback" not in done.stderr, f"{what}: not one line:\n{done.stderr[-2000:]}"
+
+
+@pytest.mark.timeout(TIMEOUT)
+@pytest.mark.parametrize(("what", "words"), ERRORS, ids=[what for what, _ in ERRORS])
+def test_usage_errors_are_one_line_and_exit_2(what, words, workdir):
+    """The README: usage errors print one line saying what was wrong and exit with code 2, and
+    leave no run folder behind."""
+    before = set((workdir / "runs").rglob("*")) if (workdir / "runs").exists() else set()
+    _one_line_exit_2(_run([sys.executable, *words], workdir), what)
+    after = set((workdir / "runs").rglob("*")) if (workdir / "runs").exists() else set()
+    assert after == before, f"{what}: left {sorted(after - before)}"
+
+
+@pytest.mark.timeout(2 * TIMEOUT)
+def test_a_model_for_another_game_is_one_line_and_exit_2(workdir, runs):
+    """docs/tournaments.md: a model trained for another game is refused before any hand."""
+    model = runs.finished(0) / "final_model.zip"
+    words = ["-m", "arena", "--game", "follow_the_bitch", "--agents", f"ppo:{model.relative_to(workdir)}",
+             "random", "--hands", SMALL_HANDS, "--no-write"]
+    _one_line_exit_2(_run([sys.executable, *words], workdir), "a Soko model in Follow the Bitch")
