@@ -15,10 +15,11 @@ Only exit codes are checked, never output text (the tournament and training CLIs
 changes independently of the README). Commands run in a temporary folder that links the
 repository's top-level folders, so their ``runs/`` outputs never land in the work tree.
 
-Wall time on the 2-core machine: 33 s for the whole file with light other load, 42-75 s with
-heavy load (2026-12-01). The slow tests are ``test_command_runs`` (a training run, a resume with
-its own interrupted run, three tournaments: each subprocess imports torch); they carry a
-``timeout`` mark so that a hang fails instead of stalling the suite.
+Wall time on the 2-core machine: 33 s for the README alone with light other load, 42-75 s with
+heavy load (2026-12-01); with the topic pages, the error checks and the links, 135 s at load 8-12,
+where the README alone took 106-137 s (2026-12-02). The slow tests are ``test_command_runs`` (a
+training run, a resume with its own interrupted run, three tournaments: each subprocess imports
+torch); they carry a ``timeout`` mark so that a hang fails instead of stalling the suite.
 """
 
 from __future__ import annotations
@@ -56,7 +57,8 @@ def fenced_blocks(language: str, text: str | None = None) -> list[str]:
     """The bodies of the ```language blocks of ``text`` (default: every page of ``DOCS``), in
     order, each once."""
     texts = [page.read_text() for page in DOCS] if text is None else [text]
-    blocks = [b for t in texts for b in re.findall(rf"^```{language}\n(.*?)^```", t, flags=re.MULTILINE | re.DOTALL)]
+    pattern = re.compile(rf"^```{language}\n(.*?)^```", flags=re.MULTILINE | re.DOTALL)
+    blocks = [block for t in texts for block in pattern.findall(t)]
     return list(dict.fromkeys(blocks))
 
 
