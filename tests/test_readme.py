@@ -115,8 +115,9 @@ RULES = [
     Rule("tensorboard", r"\.venv/bin/tensorboard\b", skip="a server that runs until stopped"),
     Rule("training", r"\.venv/bin/python train/ppo\.py ", rewrite=_training),
     Rule("tournament", r"\.venv/bin/python -m arena ", rewrite=_tournament),
-    Rule("exploitability of a baseline", r"\.venv/bin/python -m arena\.exploit .*--agent (random|call|raise|tag) "
-                                         r"--method (exact|lbr)", rewrite=_tournament),
+    Rule("exploitability of a baseline",
+         r"\.venv/bin/python -m arena\.exploit .*--agent (random|call|raise|tag) --method (exact|lbr)",
+         rewrite=_tournament),
     Rule("learned best response", r"\.venv/bin/python -m arena\.exploit .*--method learned",
          skip="trains a model for minutes"),
     Rule("exploitability of a trained model", r"\.venv/bin/python -m arena\.exploit .*--agent '?ppo:",
@@ -318,7 +319,8 @@ def anchors(page: Path) -> set[str]:
     return {heading_anchor(h) for h in re.findall(r"^#+ (.+)$", text, flags=re.MULTILINE)}
 
 
-LINKED_PAGES = DOCS + [REPO / "docs" / name for name in ("results.md", "architecture.md", "journal/README.md")]
+LINKED_PAGES = DOCS + [REPO / "docs" / name
+                       for name in ("results.md", "architecture.md", "journal/README.md")]
 
 
 def test_heading_anchor_is_githubs():
