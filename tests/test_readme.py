@@ -1,19 +1,25 @@
-"""Every command and snippet in README.md runs as printed, so the README cannot drift.
+"""Every command and snippet of README.md and of the topic pages in ``DOCS`` runs as printed, so
+the docs cannot drift.
 
 Each line of a ```sh block must match exactly one rule in ``RULES``: it is either run (with
 small stand-ins: ``--hands`` cut to a few hands, the smoke config in place of a training
 config, a ``<time>`` run folder filled with a run this test made) or skipped for a stated
-reason. A new command that matches no rule fails ``test_every_command_has_a_rule``. Each
-```python block runs in a subprocess with this interpreter and must exit 0.
+reason. A new command that matches no rule fails ``test_every_command_has_a_rule``. A command
+printed on several pages runs once. Each ```python block runs in a subprocess with this
+interpreter, must exit 0 and must print something (a snippet copied into a file and run as a
+script shows what it does). The pages' links to files of the repository and to headings of its
+pages must resolve, and the README and the config comments hold no dated figures (those live
+in docs/results.md).
 
 Only exit codes are checked, never output text (the tournament and training CLIs' wording
 changes independently of the README). Commands run in a temporary folder that links the
 repository's top-level folders, so their ``runs/`` outputs never land in the work tree.
 
-Wall time on the 2-core machine: 33 s for the whole file with light other load, 42-75 s with
-heavy load (2026-12-01). The slow tests are ``test_command_runs`` (a training run, a resume with
-its own interrupted run, three tournaments: each subprocess imports torch); they carry a
-``timeout`` mark so that a hang fails instead of stalling the suite.
+Wall time on the 2-core machine: 33 s for the README alone with light other load, 42-75 s with
+heavy load (2026-12-01); with the topic pages, the error checks and the links, 135 s at load 8-12,
+where the README alone took 106-137 s (2026-12-02). The slow tests are ``test_command_runs`` (a
+training run, a resume with its own interrupted run, three tournaments: each subprocess imports
+torch); they carry a ``timeout`` mark so that a hang fails instead of stalling the suite.
 """
 
 from __future__ import annotations
@@ -33,23 +39,32 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 README = REPO / "README.md"
+DOCS = [README] + [REPO / "docs" / f"{page}.md"
+                   for page in ("engine", "envs", "training", "tournaments", "exploitability", "core")]
+"""The pages whose commands and snippets run here: the README and the topic pages."""
+PENDING = {"docs/agents.md", "docs/hand_histories.md", "docs/play.md", "docs/cluster.md"}
+"""Pages the README links to that other branches add; a link to one may dangle until they land."""
 SMOKE_CONFIG = "configs/smoke.yaml"
 SMALL_HANDS = "24"  # a multiple of every seat rotation up to 4 players, and of the duplicate pair
 TIMEOUT = 180       # seconds for one command: a hang fails instead of stalling the suite
 
 
 # ------------------------------------------------------------------------------------------
-# Reading the README
+# Reading the pages
 
 
 def fenced_blocks(language: str, text: str | None = None) -> list[str]:
-    """The bodies of the README's ```language blocks, in order."""
-    text = README.read_text() if text is None else text
-    return re.findall(rf"^```{language}\n(.*?)^```", text, flags=re.MULTILINE | re.DOTALL)
+    """The bodies of the ```language blocks of ``text`` (default: every page of ``DOCS``), in
+    order, each once."""
+    texts = [page.read_text() for page in DOCS] if text is None else [text]
+    pattern = re.compile(rf"^```{language}\n(.*?)^```", flags=re.MULTILINE | re.DOTALL)
+    blocks = [block for t in texts for block in pattern.findall(t)]
+    return list(dict.fromkeys(blocks))
 
 
 def shell_commands(text: str | None = None) -> list[str]:
-    """Each command of the ```sh blocks as one line, comments dropped, continuations joined."""
+    """Each command of the ```sh blocks as one line, comments dropped, continuations joined,
+    each once."""
     commands = []
     for block in fenced_blocks("sh", text):
         block = block.replace("\\\n", " ")
@@ -57,7 +72,7 @@ def shell_commands(text: str | None = None) -> list[str]:
             words = shlex.split(line, comments=True)
             if words:
                 commands.append(shlex.join(words))
-    return commands
+    return list(dict.fromkeys(commands))
 
 
 # ------------------------------------------------------------------------------------------
@@ -97,11 +112,12 @@ def _tournament(words: list[str]) -> list[str]:
 
 RULES = [
     Rule("make", r"make\b", skip="builds a virtualenv or runs for minutes; CI runs `make test` itself"),
-    Rule("tensorboard", r"tensorboard\b", skip="a server that runs until stopped"),
+    Rule("tensorboard", r"\.venv/bin/tensorboard\b", skip="a server that runs until stopped"),
     Rule("training", r"\.venv/bin/python train/ppo\.py ", rewrite=_training),
     Rule("tournament", r"\.venv/bin/python -m arena ", rewrite=_tournament),
-    Rule("exploitability of a baseline", r"\.venv/bin/python -m arena\.exploit .*--agent (random|call|raise|tag) "
-                                         r"--method (exact|lbr)", rewrite=_tournament),
+    Rule("exploitability of a baseline",
+         r"\.venv/bin/python -m arena\.exploit .*--agent (random|call|raise|tag) --method (exact|lbr)",
+         rewrite=_tournament),
     Rule("learned best response", r"\.venv/bin/python -m arena\.exploit .*--method learned",
          skip="trains a model for minutes"),
     Rule("exploitability of a trained model", r"\.venv/bin/python -m arena\.exploit .*--agent '?ppo:",
@@ -256,10 +272,136 @@ def test_command_runs(command, workdir, runs):
 @pytest.mark.parametrize("command", SKIPPED, ids=_command_id)
 def test_command_skipped(command):
     (rule,) = rules_for(command)
+    program = shlex.split(command)[0]
+    if program.startswith(".venv/bin/"):
+        # Not run, but the program it names must be one the project's virtualenv installs.
+        installed = Path(sys.executable).parent / program.removeprefix(".venv/bin/")
+        assert installed.exists(), f"{command!r}: the virtualenv has no {installed.name}"
     pytest.skip(f"rule {rule.name!r}: {rule.skip}")
 
 
+def snippets() -> list[tuple[str, str]]:
+    """(page, code) for every ```python block of ``DOCS``, each code once (its first page)."""
+    found: dict[str, str] = {}
+    for page in DOCS:
+        for code in fenced_blocks("python", page.read_text()):
+            found.setdefault(code, page.name)
+    return [(page, code) for code, page in found.items()]
+
+
 @pytest.mark.timeout(TIMEOUT)
-@pytest.mark.parametrize("snippet", fenced_blocks("python"), ids=lambda s: s.splitlines()[0][:40])
-def test_python_snippet_runs(snippet, workdir):
-    _check(_run([sys.executable, "-c", snippet], workdir), f"the snippet\n{snippet}")
+@pytest.mark.parametrize(("page", "snippet"), snippets(),
+                         ids=[f"{page}:{i}" for i, (page, _) in enumerate(snippets())])
+def test_python_snippet_runs(page, snippet, workdir):
+    done = _run([sys.executable, "-c", snippet], workdir)
+    _check(done, f"the snippet of {page}\n{snippet}")
+    assert done.stdout.strip(), f"the snippet of {page} prints nothing when run as a script:\n{snippet}"
+
+
+def test_every_page_has_commands_or_snippets():
+    for page in DOCS:
+        text = page.read_text()
+        assert shell_commands(text) or fenced_blocks("python", text), f"{page.name} shows nothing to run"
+
+
+# ------------------------------------------------------------------------------------------
+# Links and dated figures
+
+
+def heading_anchor(heading: str) -> str:
+    """GitHub's anchor for a Markdown heading: lower case, punctuation dropped, spaces to ``-``."""
+    text = re.sub(r"[^\w\- ]", "", heading.strip().lower())
+    return text.replace(" ", "-")
+
+
+def anchors(page: Path) -> set[str]:
+    text = re.sub(r"^```.*?^```", "", page.read_text(), flags=re.MULTILINE | re.DOTALL)
+    return {heading_anchor(h) for h in re.findall(r"^#+ (.+)$", text, flags=re.MULTILINE)}
+
+
+LINKED_PAGES = DOCS + [REPO / "docs" / name
+                       for name in ("results.md", "architecture.md", "journal/README.md")]
+
+
+def test_heading_anchor_is_githubs():
+    assert heading_anchor("The default config (Soko heads-up)") == "the-default-config-soko-heads-up"
+    assert heading_anchor("Speed: the evaluator and the envs") == "speed-the-evaluator-and-the-envs"
+    assert heading_anchor("`make bench`") == "make-bench"
+
+
+@pytest.mark.parametrize("page", LINKED_PAGES, ids=lambda p: p.name)
+def test_links_resolve(page):
+    """Every relative link names a file of the repository, and every #anchor a heading of it."""
+    text = re.sub(r"^```.*?^```", "", page.read_text(), flags=re.MULTILINE | re.DOTALL)
+    problems = []
+    for target in re.findall(r"\]\(([^)\s]+)\)", text):
+        if re.match(r"[a-z]+://", target):
+            continue
+        path, _, anchor = target.partition("#")
+        file = (page.parent / path).resolve() if path else page
+        name = file.relative_to(REPO).as_posix() if file.is_relative_to(REPO) else str(file)
+        if not file.exists():
+            if name not in PENDING:
+                problems.append(f"{target}: no file {name}")
+        elif anchor and file.suffix == ".md" and anchor not in anchors(file):
+            problems.append(f"{target}: no heading #{anchor} in {name}")
+    assert not problems, f"{page.name}: " + "; ".join(problems)
+
+
+DATED = re.compile(r"\b20\d\d-\d\d-\d\d\b|\bsession \d+|\b(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) \w{3} \d+\b")
+
+
+def test_no_dated_figures_in_readme_or_config_comments():
+    """Measured figures with their dates live in docs/results.md; the README and the configs'
+    comments link there."""
+    problems = [f"README.md:{n}: {line.strip()}" for n, line in enumerate(README.read_text().splitlines(), 1)
+                if DATED.search(line)]
+    for config in sorted((REPO / "configs").glob("*.yaml")):
+        for n, line in enumerate(config.read_text().splitlines(), 1):
+            comment = line.partition("#")[2]
+            if DATED.search(comment):
+                problems.append(f"{config.name}:{n}: {line.strip()}")
+    assert not problems, "dated figures outside docs/results.md:\n" + "\n".join(problems)
+
+
+# ------------------------------------------------------------------------------------------
+# What the pages say about errors
+
+
+ERRORS = [
+    # (what the pages promise, the command line after the interpreter)
+    ("an unknown option", ["-m", "arena", "--bogus"]),
+    ("an unknown agent", ["-m", "arena", "--agents", "tag", "bogus", "--hands", SMALL_HANDS]),
+    ("a missing model", ["-m", "arena", "--agents", "ppo:missing.zip", "random", "--hands", SMALL_HANDS]),
+    ("an unknown agent (exploitability)", ["-m", "arena.exploit", "--agent", "bogus"]),
+    ("an unknown config key", ["train/ppo.py", "--config", SMOKE_CONFIG, "--set", "ppo.foo=1"]),
+    ("a value of the wrong type", ["train/ppo.py", "--config", SMOKE_CONFIG, "--set", "ppo.n_envs=abc"]),
+    ("a value out of range", ["train/ppo.py", "--config", SMOKE_CONFIG, "--set", "ppo.n_envs=0"]),
+    ("an unknown option (training)", ["train/ppo.py", "--bogus"]),
+]
+
+
+def _one_line_exit_2(done: subprocess.CompletedProcess, what: str) -> None:
+    lines = done.stderr.strip().splitlines()
+    assert done.returncode == 2, f"{what}: exit {done.returncode}\n{done.stderr[-2000:]}"
+    assert len(lines) == 1 and "Traceback" not in done.stderr, f"{what}: not one line:\n{done.stderr[-2000:]}"
+
+
+@pytest.mark.timeout(TIMEOUT)
+@pytest.mark.parametrize(("what", "words"), ERRORS, ids=[what for what, _ in ERRORS])
+def test_usage_errors_are_one_line_and_exit_2(what, words, workdir):
+    """The README: usage errors print one line saying what was wrong and exit with code 2, and
+    leave no run folder behind."""
+    before = set((workdir / "runs").rglob("*")) if (workdir / "runs").exists() else set()
+    _one_line_exit_2(_run([sys.executable, *words], workdir), what)
+    after = set((workdir / "runs").rglob("*")) if (workdir / "runs").exists() else set()
+    assert after == before, f"{what}: left {sorted(after - before)}"
+
+
+@pytest.mark.timeout(2 * TIMEOUT)
+def test_a_model_for_another_game_is_one_line_and_exit_2(workdir, runs):
+    """docs/tournaments.md: a model trained for another game is refused before any hand."""
+    model = runs.finished(0) / "final_model.zip"
+    words = ["-m", "arena", "--game", "follow_the_bitch", "--agents", f"ppo:{model.relative_to(workdir)}",
+             "random", "--hands", SMALL_HANDS, "--no-write"]
+    _one_line_exit_2(_run([sys.executable, *words], workdir), "a Soko model in Follow the Bitch")
