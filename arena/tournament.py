@@ -34,7 +34,7 @@ from agents.registry import check_spec, describe_agents
 from arena.match import MatchResult, _Match, _match_result, _play_all, _Seat, _seats, _workers
 from arena.report import default_name, format_table, write_outputs
 from arena.stats import Estimate, combine, mean_ci
-from envs.engine.rules import RULES, Rules, get_rules
+from envs.engine.rules import RULES, Rules, check_players, get_rules
 
 __all__ = ["TournamentConfig", "TournamentResult", "run_tournament", "check_config", "luck_default",
            "main", "parse_args", "cli"]
@@ -105,8 +105,7 @@ def check_config(cfg: TournamentConfig) -> tuple[Rules, list[_Seat]]:
     except TypeError as exc:  # a field Rules does not have
         raise ValueError(str(exc)) from None
     n = cfg.players
-    if not rules.min_players <= n <= rules.max_players:
-        raise ValueError(f"{cfg.game} takes {rules.min_players} to {rules.max_players} players, not {n}")
+    check_players(rules, n)
     for spec in cfg.agents:
         check_spec(spec, rules)
     seats = _seats(cfg.agents)

@@ -307,7 +307,7 @@ def _build(cls: type, data: dict, where: str) -> Any:
 
 def _check(cfg: Config) -> None:
     """Checks across fields, with the key in each message."""
-    from envs.engine.rules import get_rules
+    from envs.engine.rules import check_players, get_rules
 
     def need(ok: bool, message: str) -> None:
         if not ok:
@@ -332,9 +332,10 @@ def _check(cfg: Config) -> None:
         raise ConfigError(f"env.observation_features: {exc}") from None
     need(not presets or cfg.env.game in presets,
          f"env.game {cfg.env.game!r} has no training env; games are {', '.join(presets)}")
-    need(rules.min_players <= cfg.env.players <= rules.max_players,
-         f"env.players must be from {rules.min_players} to {rules.max_players} for {rules.name}, "
-         f"not {cfg.env.players}")
+    try:
+        check_players(rules, cfg.env.players)
+    except ValueError as exc:
+        raise ConfigError(f"env.players: {exc}") from None
 
     opp = cfg.opponents
     for spec, weight in opp.baselines.items():
