@@ -9,12 +9,12 @@
 >>> sum(env.unwrapped.game.payoffs)
 0
 
-This layer decides no rule: the hand is played by the compiled core (:mod:`envs.batched`, one
-hand of ``envs._stud_core``; the default, ``engine="core"``) or by the reference engine's
-:class:`~envs.engine.game.Game` (``engine="reference"``), which play the same rules, deal the same
-hands from the same seed and give the same observations, masks, rewards and infos
-(``tests/test_env_engines.py``). The action ids are :mod:`envs.actions`, and the observation is
-:mod:`envs.observation`. One episode is one hand.
+This layer decides no rule: the hand is played by a backend (:mod:`envs.backends`), the compiled
+core (:mod:`envs.batched`, one hand of ``envs._stud_core``; the default, ``engine="core"``) or
+the reference engine's :class:`~envs.engine.game.Game` (``engine="reference"``), which play the
+same rules, deal the same hands from the same seed and give the same observations, masks,
+rewards and infos (``tests/test_env_engines.py``). The action ids are :mod:`envs.actions`, and
+the observation is :mod:`envs.observation`. One episode is one hand.
 
 | | |
 |---|---|
@@ -66,7 +66,10 @@ to act). ``env()`` wraps the raw env in PettingZoo's ``TerminateIllegalWrapper``
 ends the hand with reward -1 for the offender, like ``texas_holdem_v4``),
 ``AssertOutOfBoundsWrapper`` and ``OrderEnforcingWrapper``; ``raw_env().step`` raises
 ``ValueError`` with the reference engine's reason instead (on the core too: the refused hand is
-replayed on a ``Game`` to say why), and changes nothing.
+replayed on a ``Game`` to say why), and changes nothing. An id is an ``int`` or a NumPy
+integer: a float, a string or a bool is a ``TypeError`` (``int()`` would cut ``1.7`` or ``"1"``
+to check/call). Once every agent has taken its last (``None``) step, a further ``step()`` warns
+and does nothing, as ``OrderEnforcingWrapper`` does.
 
 Observation
 -----------

@@ -94,6 +94,7 @@ def _remove_unstarted(run_dir: Path) -> None:
 
     if not list((run_dir / "checkpoints").glob("ckpt_*.zip")):
         shutil.rmtree(run_dir, ignore_errors=True)
+        print(f"removed {run_dir}: the run stopped before its first checkpoint", file=sys.stderr, flush=True)
 
 
 def _policy_kwargs(cfg: Config) -> dict:
