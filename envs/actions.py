@@ -38,8 +38,9 @@ def action_id(action) -> int:
     """
     if type(action) is int:
         return action
-    if ((isinstance(action, (int, np.integer)) and not isinstance(action, bool))
-            or (isinstance(action, np.ndarray) and action.shape == () and np.issubdtype(action.dtype, np.integer))):
+    if isinstance(action, np.ndarray) and action.shape == () and np.issubdtype(action.dtype, np.integer):
+        return int(action)
+    if isinstance(action, (int, np.integer)) and not isinstance(action, bool):
         return int(action)
     raise TypeError(f"an action id is a whole number (an int or a NumPy integer), not {action!r} "
                     f"({type(action).__name__})")

@@ -3,14 +3,17 @@
 :class:`envs.stud_env.StudEnv` holds one backend, made by :func:`make_backend` (the one place
 the engine is chosen), and asks it the same few things whichever it is:
 
-| Member | What it does |
-|---|---|
-| ``name`` | ``"reference"`` or ``"core"`` (the env's ``engine``) |
-| ``reset(rng, options)`` | deal a hand (button from ``rng``, then the deck, as ``new_game``); the seat to act, -1 when the antes ended it |
-| ``step(action)`` | play an action id for the seat to act; the next seat to act, -1 once the hand is over; an illegal id raises the reference engine's ``ValueError`` and changes nothing |
-| ``observe(seat)`` | ``(observation, action_mask)`` of ``seat`` (the mask all zeros unless it is to act) |
-| ``payoffs``, ``showdown`` | once the hand is over: net chips per seat, and whether cards were shown |
-| ``game`` | the hand as a ``Game`` (None before the first deal) |
+- ``name``: ``"reference"`` or ``"core"`` (the env's ``engine``);
+- ``reset(rng, options)``: deal a hand (the button from ``rng``, then the deck, as
+  :func:`new_game`); returns the seat to act, -1 when the antes ended the hand;
+- ``step(action)``: play an int action id for the seat to act; returns the next seat to act, -1
+  once the hand is over; an illegal id raises the reference engine's ``ValueError`` and changes
+  nothing;
+- ``observe(seat)``: ``(observation, action_mask)`` of ``seat`` (the mask is all zeros unless
+  that seat is to act);
+- ``payoffs``, ``showdown``: once the hand is over, the net chips per seat and whether cards
+  were shown;
+- ``game``: the hand as a ``Game`` (None before the first deal).
 
 Both deal the same hand from the same generator and options, and give the same observations,
 masks and payoffs (``tests/test_env_engines.py``).

@@ -130,7 +130,8 @@ def test_a_non_integer_action_id_is_refused_and_changes_nothing(engine, action):
     assert raw.agent_selection == "player_0" and raw.game.pot == pot and len(raw.game.log) == events
     raw.step(np.int64(1))  # NumPy integers are ids: seat 0 posts the bring-in
     raw.step(np.array(1))  # so is a 0-d integer array (Discrete.contains takes one): seat 1 calls
-    assert raw.game.pot == pot + 4 and [e.kind for e in raw.game.log[events:events + 2]] == ["bring_in", "call"]
+    assert raw.game.pot == pot + 4
+    assert [e.kind for e in raw.game.log[events:events + 2]] == ["bring_in", "call"]
 
 
 @pytest.mark.parametrize("engine", ["core", "reference"])

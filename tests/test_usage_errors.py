@@ -40,7 +40,8 @@ def test_every_table_size_check_is_the_rules_one():
                  lambda: follow_the_bitch_v0.raw_env(num_players=8),
                  lambda: follow_the_bitch_v0.raw_env(num_players=8, engine="reference"),
                  lambda: SingleAgentEnv("follow_the_bitch", num_players=8),
-                 lambda: check_config(TournamentConfig(game="follow_the_bitch", players=8, agents=["call"] * 8))):
+                 lambda: check_config(TournamentConfig(game="follow_the_bitch", players=8,
+                                                       agents=["call"] * 8))):
         with pytest.raises(ValueError, match=f"^{sentence}$"):
             make()
     with pytest.raises(ConfigError, match=f"^env.players: {sentence}$"):
@@ -109,8 +110,9 @@ def test_a_target_model_of_another_game_is_one_line_and_no_folder(soko_model, tm
     assert line.endswith("follow_the_bitch, 590")
     assert list(tmp_path.iterdir()) == []
     # The same model as an opponent in the config is refused the same way.
-    code, err = train_cli(["--config", SMOKE, "--set", "env.game=follow_the_bitch", "--set",
-                           f'opponents.baselines={{"ppo:{soko_model}": 1}}', "--set", f"run.out_dir={tmp_path}"], capsys)
+    code, err = train_cli(["--config", SMOKE, "--set", "env.game=follow_the_bitch",
+                           "--set", f'opponents.baselines={{"ppo:{soko_model}": 1}}',
+                           "--set", f"run.out_dir={tmp_path}"], capsys)
     assert code == 2 and "opponents.baselines: agent" in one_line(err)
     assert list(tmp_path.iterdir()) == []
 
@@ -187,8 +189,8 @@ def test_a_tournament_never_overwrites_an_earlier_result(tmp_path, capsys):
                                            "already (an earlier result?); choose another name or remove it")
     assert (tmp_path / "mine" / "results.json").read_text() == first
     # From Python (or a folder made while a tournament played): the result goes beside it.
-    main(TournamentConfig(agents=["random", "call"], hands=4, workers=1, progress=False, out_dir=str(tmp_path),
-                          name="mine", seed=1))
+    main(TournamentConfig(agents=["random", "call"], hands=4, workers=1, progress=False,
+                          out_dir=str(tmp_path), name="mine", seed=1))
     assert (tmp_path / "mine" / "results.json").read_text() == first
     assert json.loads((tmp_path / "mine-2" / "results.json").read_text())["config"]["seed"] == 1
 
@@ -205,7 +207,8 @@ def exploit(argv, capsys) -> tuple[int, str]:
     (["--workers", "-3"], "--workers must be at least 0 (0: one per core), not -3"),
 ])
 def test_exploit_options_out_of_range_are_named(argv, message, tmp_path, capsys):
-    code, err = exploit(["--game", "soko", "--agent", "call", "--method", "lbr", "--out", tmp_path, *argv], capsys)
+    code, err = exploit(["--game", "soko", "--agent", "call", "--method", "lbr", "--out", tmp_path, *argv],
+                        capsys)
     assert code == 2 and one_line(err) == f"error: {message}"
     assert list(tmp_path.iterdir()) == []
 
@@ -219,7 +222,7 @@ def test_exploit_never_overwrites_an_earlier_result_nor_leaves_an_empty_folder(t
                                            "result?); choose another name or remove it")
     assert (tmp_path / "x" / "results.json").read_text() == first
     # A method that fails (LBR cannot play wild cards) leaves no empty run folder.
-    code, err = exploit(["--game", "follow_the_bitch", "--agent", "call", "--method", "lbr", "--out", tmp_path],
-                        capsys)
+    code, err = exploit(["--game", "follow_the_bitch", "--agent", "call", "--method", "lbr",
+                         "--out", tmp_path], capsys)
     assert code == 2 and "wild cards" in one_line(err)
     assert [p.name for p in tmp_path.iterdir()] == ["x"]

@@ -78,7 +78,8 @@ def check_agents(cfg: Config) -> None:
     from envs.engine.rules import get_rules
 
     rules = get_rules(cfg.env.game, **cfg.env.rule_overrides())
-    for where, specs in (("opponents.baselines", cfg.opponents.baselines), ("eval.baselines", cfg.eval.baselines)):
+    baselines = {"opponents.baselines": cfg.opponents.baselines, "eval.baselines": cfg.eval.baselines}
+    for where, specs in baselines.items():
         for spec in specs:
             try:
                 check_spec(spec, rules)
