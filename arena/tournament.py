@@ -34,7 +34,7 @@ from agents.registry import check_spec, describe_agents
 from arena.match import MatchResult, _Match, _match_result, _play_all, _Seat, _seats, _workers
 from arena.report import default_name, format_table, write_outputs
 from arena.stats import Estimate, combine, mean_ci
-from envs.engine.rules import RULES, Rules, get_rules
+from envs.engine.rules import RULES, Rules, check_players, get_rules
 
 __all__ = ["TournamentConfig", "TournamentResult", "run_tournament", "check_config", "luck_default",
            "main", "parse_args", "cli"]
@@ -105,8 +105,7 @@ def check_config(cfg: TournamentConfig) -> tuple[Rules, list[_Seat]]:
     except TypeError as exc:  # a field Rules does not have
         raise ValueError(str(exc)) from None
     n = cfg.players
-    if not rules.min_players <= n <= rules.max_players:
-        raise ValueError(f"{cfg.game} takes {rules.min_players} to {rules.max_players} players, not {n}")
+    check_players(rules, n)
     for spec in cfg.agents:
         check_spec(spec, rules)
     seats = _seats(cfg.agents)
@@ -202,11 +201,21 @@ def main(cfg: TournamentConfig, argv: Sequence[str] | None = None) -> Tournament
     result = run_tournament(cfg)
     print(format_table(result))
     if cfg.write:
-        folder = Path(cfg.out_dir) / (cfg.name or default_name(result.config))
+        folder = _new_folder(Path(cfg.out_dir) / (cfg.name or default_name(result.config)))
         write_outputs(result, folder, argv)
         print(f"\nWrote {folder}/results.json, crosstable.csv, crosstable.png"
               + (", histories/" if cfg.histories else ""))
     return result
+
+
+def _new_folder(folder: Path) -> Path:
+    """``folder``, or ``folder-2``, ``folder-3``, ... if it exists already: a result never
+    overwrites another (``--name`` of an existing folder is refused when the arguments are
+    read; this covers a folder made while the tournament played, or one second's default name)."""
+    path, k = folder, 2
+    while path.exists():
+        path, k = folder.with_name(f"{folder.name}-{k}"), k + 1
+    return path
 
 
 def _rule_value(rules: Rules, key: str, text: str) -> Any:
@@ -270,7 +279,8 @@ def parse_args(argv: Sequence[str] | None = None) -> TournamentConfig:
                              "games without wild cards (Soko), off for Follow the Bitch (costlier there, "
                              "for less)")
     parser.add_argument("--workers", type=int, default=0, help="processes (default: every core)")
-    parser.add_argument("--name", default=None, help="run folder name under --out")
+    parser.add_argument("--name", default=None, help="run folder name under --out (a new one: an existing "
+                                                     "folder is refused)")
     parser.add_argument("--out", default="runs/tournaments")
     parser.add_argument("--histories", type=int, default=0, metavar="N",
                         help="write the first N hand histories of each match")
@@ -291,6 +301,15 @@ def parse_args(argv: Sequence[str] | None = None) -> TournamentConfig:
         parser.error("--hands must be at least 1")
     if args.histories < 0:
         parser.error("--histories must be at least 0")
+    if args.seed < 0:
+        parser.error(f"--seed must be at least 0, not {args.seed}")
+    if args.workers < 0:
+        parser.error(f"--workers must be at least 0 (0: one per core), not {args.workers}")
+    if args.name is not None and not args.no_write:
+        folder = Path(args.out) / args.name
+        if folder.exists():
+            parser.error(f"--name {args.name}: {folder} exists already (an earlier result?); "
+                         f"choose another name or remove it")
     cfg = TournamentConfig(game=args.game, agents=list(args.agents), hands=args.hands,
                            players=args.players, seed=args.seed, rules=overrides,
                            duplicate=not args.no_duplicate, luck_correction=args.luck_correction,

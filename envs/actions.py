@@ -24,6 +24,28 @@ CHECK_CALL = 1
 FIRST_BET = 2
 
 
+def action_id(action) -> int:
+    """``action`` as a Python ``int``: an ``int`` or a NumPy integer (a 0-d integer array too, as
+    ``Discrete.contains`` takes it). Anything else (a float, a string, a bool) is a TypeError, so
+    it is never cut to an id: ``int(1.7)`` and ``int("1")`` would both check or call.
+
+    >>> action_id(np.int64(2))
+    2
+    >>> action_id(1.7)
+    Traceback (most recent call last):
+    ...
+    TypeError: an action id is a whole number (an int or a NumPy integer), not 1.7 (float)
+    """
+    if type(action) is int:
+        return action
+    if isinstance(action, np.ndarray) and action.shape == () and np.issubdtype(action.dtype, np.integer):
+        return int(action)
+    if isinstance(action, (int, np.integer)) and not isinstance(action, bool):
+        return int(action)
+    raise TypeError(f"an action id is a whole number (an int or a NumPy integer), not {action!r} "
+                    f"({type(action).__name__})")
+
+
 def num_actions(rules: Rules) -> int:
     """Fold, check/call, and one id per bet size the rules can offer at once."""
     return FIRST_BET + rules.max_raise_to_amounts

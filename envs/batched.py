@@ -43,7 +43,7 @@ import numpy as np
 
 from envs.actions import num_actions
 from envs.engine.cards import RANKS
-from envs.engine.rules import Betting, BetSize, Order, Rules, get_rules
+from envs.engine.rules import Betting, BetSize, Order, Rules, check_players, get_rules
 from envs.observation import WIN_EXACT, WIN_SAMPLES, build_layout, check_features
 
 from envs import _stud_core
@@ -106,9 +106,7 @@ class BatchedGame:
     def __init__(self, rules: Rules | str, num_players: int, n: int, *, auto_reset: bool = True,
                  observations: bool = False, observation_features=(), threads: int = 1) -> None:
         self.rules = rules = get_rules(rules)
-        if type(num_players) is not int or not rules.min_players <= num_players <= rules.max_players:
-            raise ValueError(f"{rules.name} takes {rules.min_players} to {rules.max_players} players, "
-                             f"not {num_players!r}")
+        check_players(rules, num_players)
         self.num_players = num_players
         self.n = n
         self.num_actions = num_actions(rules)

@@ -71,8 +71,8 @@ import gymnasium
 import numpy as np
 from gymnasium import spaces
 
-from envs.actions import (CHECK_CALL, FOLD, action_mask, apply_action, checked_action, choose_action,
-                          is_agent, num_actions, random_action)
+from envs.actions import (CHECK_CALL, FOLD, action_id, action_mask, apply_action, checked_action,
+                          choose_action, is_agent, num_actions, random_action)
 from envs.engine.game import ACTION_KINDS, BET_KINDS, Game
 from envs.engine.rules import Rules
 from envs.observation import ObservationEncoder
@@ -225,7 +225,7 @@ class SingleAgentEnv(gymnasium.Env):
         game = self.game
         if game is None or game.is_over:
             raise RuntimeError("the hand is over: call reset() before step()")
-        action = int(action)
+        action = action_id(action)  # a float or a string is refused, not cut to an id
         mask = self._mask
         if not (0 <= action < self.num_actions and mask[action]):
             if self.illegal_action == "raise":

@@ -9,12 +9,12 @@
 >>> sum(env.unwrapped.game.payoffs)
 0
 
-This layer decides no rule: the hand is played by the compiled core (:mod:`envs.batched`, one
-hand of ``envs._stud_core``; the default, ``engine="core"``) or by the reference engine's
-:class:`~envs.engine.game.Game` (``engine="reference"``), which play the same rules, deal the same
-hands from the same seed and give the same observations, masks, rewards and infos
-(``tests/test_env_engines.py``). The action ids are :mod:`envs.actions`, and the observation is
-:mod:`envs.observation`. One episode is one hand.
+This layer decides no rule: the hand is played by a backend (:mod:`envs.backends`), the compiled
+core (:mod:`envs.batched`, one hand of ``envs._stud_core``; the default, ``engine="core"``) or
+the reference engine's :class:`~envs.engine.game.Game` (``engine="reference"``), which play the
+same rules, deal the same hands from the same seed and give the same observations, masks,
+rewards and infos (``tests/test_env_engines.py``). The action ids are :mod:`envs.actions`, and
+the observation is :mod:`envs.observation`. One episode is one hand.
 
 | | |
 |---|---|
@@ -66,7 +66,10 @@ to act). ``env()`` wraps the raw env in PettingZoo's ``TerminateIllegalWrapper``
 ends the hand with reward -1 for the offender, like ``texas_holdem_v4``),
 ``AssertOutOfBoundsWrapper`` and ``OrderEnforcingWrapper``; ``raw_env().step`` raises
 ``ValueError`` with the reference engine's reason instead (on the core too: the refused hand is
-replayed on a ``Game`` to say why), and changes nothing.
+replayed on a ``Game`` to say why), and changes nothing. An id is an ``int`` or a NumPy
+integer: a float, a string or a bool is a ``TypeError`` (``int()`` would cut ``1.7`` or ``"1"``
+to check/call). Once every agent has taken its last (``None``) step, a further ``step()`` warns
+and does nothing, as ``OrderEnforcingWrapper`` does.
 
 Observation
 -----------
@@ -165,15 +168,19 @@ from gymnasium.utils import EzPickle, seeding
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
-from envs.actions import FOLD, apply_action, num_actions
+from pettingzoo.utils.env_logger import EnvLogger
+
+from envs.actions import action_id, num_actions
+from envs.backends import ENGINES, make_backend, new_game
 from envs.engine.cards import format_cards
-from envs.engine.game import Game, check_button, deck_order, starting_stacks
-from envs.engine.rules import RULES, Rules, get_rules
+from envs.engine.game import Game
+from envs.engine.rules import RULES, Rules, check_players, get_rules
 from envs.observation import ObservationEncoder
 
+__all__ = ["StudEnv", "wrap_env", "make_rules", "check_env_args", "keyword_names", "normalize_stacks",
+           "render_text", "new_game", "ENGINES", "REWARD_UNITS", "ActionSpace", "MirroredAECEnv"]
+
 REWARD_UNITS = ("big_bets", "chips")
-ENGINES = ("core", "reference")
-"""What plays the hands: the compiled core (``envs.batched``) or the Python ``Game``."""
 
 
 def make_rules(game: str, presets: tuple[str, ...], rules: Rules | str | None = None, *,
@@ -204,18 +211,14 @@ def keyword_names(cls: type) -> list[str]:
     return [p.name for p in params if p.name != "self" and p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL)]
 
 
-def check_env_args(rules: Rules, num_players, render_mode, reward: str, render_modes,
-                   engine: str = "reference") -> None:
-    """The keyword arguments every env of ours shares, refused with a sentence when wrong."""
-    if type(num_players) is not int or not rules.min_players <= num_players <= rules.max_players:
-        raise ValueError(f"{rules.name} takes {rules.min_players} to {rules.max_players} players, "
-                         f"not {num_players!r}")
+def check_env_args(rules: Rules, num_players, render_mode, reward: str, render_modes) -> None:
+    """The keyword arguments every env of ours shares, refused with a sentence when wrong (the
+    ``engine`` is checked where it is chosen, :func:`envs.backends.make_backend`)."""
+    check_players(rules, num_players)
     if render_mode not in (None, *render_modes):
         raise ValueError(f"render_mode must be None or one of {render_modes}, not {render_mode!r}")
     if reward not in REWARD_UNITS:
         raise ValueError(f"reward must be one of {', '.join(REWARD_UNITS)}, not {reward!r}")
-    if engine not in ENGINES:
-        raise ValueError(f"engine must be one of {', '.join(ENGINES)}, not {engine!r}")
 
 
 def wrap_env(raw: AECEnv) -> AECEnv:
@@ -273,20 +276,6 @@ class ActionSpace(spaces.Discrete):
         if type(x) is int:
             return 0 <= x < self._size
         return super().contains(x)
-
-
-def new_game(rules: Rules, num_players: int, rng: np.random.Generator, *, stacks=None,
-             options: dict | None = None) -> Game:
-    """A hand dealt from ``options`` (``deck``, ``button``, ``stacks``) and ``rng`` for the rest.
-
-    The button is drawn first, then the deck is shuffled, both from ``rng``.
-    """
-    options = options or {}
-    button = options.get("button")
-    if button is None:
-        button = int(rng.integers(num_players))
-    stacks = options.get("stacks", stacks)
-    return Game(rules, num_players, stacks=stacks, button=button, deck=options.get("deck"), seed=rng)
 
 
 def normalize_stacks(stacks, num_players: int):
@@ -359,7 +348,7 @@ class StudEnv(MirroredAECEnv, EzPickle):
             raise TypeError("StudEnv is shared code: create soko_v0.env() or follow_the_bitch_v0.env()")
         self.rules = r = make_rules(self.game_name, self.presets, rules, env_args=keyword_names(type(self)),
                                     **overrides)
-        check_env_args(r, num_players, render_mode, reward, self.metadata["render_modes"], engine)
+        check_env_args(r, num_players, render_mode, reward, self.metadata["render_modes"])
         self.num_players = num_players
         self.render_mode = render_mode
         self.stacks = normalize_stacks(stacks, num_players)
@@ -378,15 +367,9 @@ class StudEnv(MirroredAECEnv, EzPickle):
         }
         self.action_spaces = {a: ActionSpace(self.num_actions) for a in self.possible_agents}
         self.np_random: np.random.Generator | None = None
-        self._game: Game | None = None
-        # The engine that plays: the core unless asked otherwise or it lacks a feature asked for.
-        self.engine = engine
-        if engine == "core":
-            from envs.batched import core_supports  # the compiled module loads only when asked for
-            if core_supports(self.encoder.features):
-                self._core_setup()
-            else:
-                self.engine = "reference"
+        # What plays the hand (envs.backends): the one place the engine is chosen.
+        self._hand = make_backend(engine, r, num_players, stacks=self.stacks, encoder=self.encoder)
+        self.engine = self._hand.name
 
     # ------------------------------------------------------------------------------------
     # PettingZoo API
@@ -400,49 +383,41 @@ class StudEnv(MirroredAECEnv, EzPickle):
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
         if seed is not None or self.np_random is None:
             self.np_random, _ = seeding.np_random(seed)
-        if self.engine == "core":
-            self._core_reset(options)
-            return
-        self._game = game = new_game(self.rules, self.num_players, self.np_random, stacks=self.stacks,
-                                     options=options)
+        current = self._hand.reset(self.np_random, options)
         self._start_agents()
-        if game.is_over:  # every seat all-in from the antes: the hand played itself out
+        if current < 0:  # every seat all-in from the antes: the hand played itself out
             self.agent_selection = self.agents[0]
-            self._end_hand(game.payoffs, bool(game.hand_values))
+            self._end_hand()
         else:
-            self.agent_selection = self.possible_agents[game.current_player]
+            self.agent_selection = self.possible_agents[current]
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
-        if self.engine == "core":
-            seat = self._seat_of[agent]
-            if seat == self._current:
-                return {"observation": self._obs_row.copy(), "action_mask": self._mask_row.copy()}
-            return {"observation": self._core.observe(0, seat),
-                    "action_mask": np.zeros(self.num_actions, dtype=np.int8)}
-        obs, mask = self.encoder.observe(self._game, self._seat_of[agent])
+        obs, mask = self._hand.observe(self._seat_of[agent])
         return {"observation": obs, "action_mask": mask}
 
     def step(self, action) -> None:
+        if not self.agents:  # every agent has taken its last step: as OrderEnforcingWrapper does
+            EnvLogger.warn_step_after_terminated_truncated()
+            return
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
         if action is None:
             raise ValueError(f"{agent} is to act: give an action id, not None")
+        if type(action) is not int:
+            action = action_id(action)  # a NumPy integer is taken; a float or a string is refused
         self._cumulative_rewards[agent] = 0.0  # (rewards come only at the end of the hand)
-        if self.engine == "core":
-            self._core_step(int(action))  # int(): as envs.actions.apply_action takes it
+        current = self._hand.step(action)  # an illegal id raises ValueError with the engine's reason
+        if current < 0:
+            self._end_hand()
         else:
-            game = self._game
-            apply_action(game, action)  # an illegal id raises ValueError with the engine's reason
-            if game.is_over:
-                self._end_hand(game.payoffs, bool(game.hand_values))
-            else:
-                self.agent_selection = self.possible_agents[game.current_player]
+            self.agent_selection = self.possible_agents[current]
         if self.render_mode == "human":
             self.render()
 
-    def _end_hand(self, payoffs: tuple[int, ...], showdown: bool) -> None:
+    def _end_hand(self) -> None:
+        payoffs, showdown = self._hand.payoffs, self._hand.showdown
         big = self.rules.big_bet
         for agent, p in zip(self.possible_agents, payoffs):
             self.rewards[agent] = p / big if self.reward_unit == "big_bets" else float(p)
@@ -451,9 +426,6 @@ class StudEnv(MirroredAECEnv, EzPickle):
         self._accumulate_rewards()
         self._deads_step_first()
 
-    # ------------------------------------------------------------------------------------
-    # The hand: a Game (reference) or one slot of the compiled core
-
     @property
     def game(self) -> Game | None:
         """The hand as the engine's :class:`Game` (None before ``reset()``). With the core, it
@@ -461,90 +433,7 @@ class StudEnv(MirroredAECEnv, EzPickle):
         from then on kept in step with the core until the next ``reset()``, so a reference held
         across steps stays current (each later step then also plays the Game: slower). Read it,
         don't act on it: the env plays its own actions."""
-        if self._game is None and self.engine == "core" and self._deal is not None:
-            self._game = self._replay()
-        return self._game
-
-    def _core_setup(self) -> None:
-        from envs.batched import BatchedGame  # the compiled module loads only when used
-        self._batch = batch = BatchedGame(self.rules, self.num_players, 1, auto_reset=False, observations=True,
-                                          observation_features=self.encoder.features)
-        self._core = batch._core
-        self._obs_row = batch.observations[0]
-        self._mask_row = batch.action_mask[0]
-        self._current_row = memoryview(batch.current_player)  # [0]: a Python int, -1 once over
-        self._action_in = np.full(1, -1, dtype=np.int64)
-        self._button_in = np.zeros(1, dtype=np.int64)
-        self._stacks_in = np.zeros((1, self.num_players), dtype=np.int64)
-        self._current = -1
-        self._stacks_checked: tuple[int, ...] | None = None  # self.stacks, checked at the first reset()
-        self._deal = None  # (button, stacks, deck order) of the hand, for replays
-        self._actions: list[int] = []
-        self._folds = 0
-
-    def _core_reset(self, options: dict | None) -> None:
-        # The deal new_game() makes from the same generator: the button first, then the deck.
-        options = options or {}
-        button = options.get("button")
-        if button is None:
-            button = int(self.np_random.integers(self.num_players))
-        given = options.get("stacks", self.stacks)
-        if given is self.stacks:  # (a tuple or None: checked once)
-            if self._stacks_checked is None:
-                self._stacks_checked = starting_stacks(self.rules, self.num_players, given)
-            stacks = self._stacks_checked
-        else:
-            stacks = starting_stacks(self.rules, self.num_players, given)
-        check_button(button, self.num_players)
-        deck = deck_order(self.rules, options.get("deck"), self.np_random)
-        self._button_in[0] = button
-        self._stacks_in[0] = stacks
-        self._core.reset(None, deck.reshape(1, -1), self._button_in, self._stacks_in)  # seeds, decks, ...
-        self._deal = (button, stacks, deck)
-        self._actions = []
-        self._folds = 0
-        self._game = None
-        self._start_agents()
-        self._current = current = self._current_row[0]
-        if current < 0:  # every seat all-in from the antes: the hand played itself out
-            self.agent_selection = self.agents[0]
-            self._end_hand(tuple(self._batch.payoffs[0].tolist()), True)
-        else:
-            self.agent_selection = self.possible_agents[current]
-
-    def _core_step(self, action: int) -> None:
-        if not 0 <= action < self.num_actions:
-            self._refuse(action)
-        self._action_in[0] = action
-        try:
-            self._core.step(self._action_in)
-        except ValueError:
-            self._refuse(action)
-        self._actions.append(action)
-        if self._game is not None:
-            apply_action(self._game, action)
-        if action == FOLD:
-            self._folds += 1
-        self._current = current = self._current_row[0]
-        if current < 0:
-            # A showdown unless all but one seat folded (as Game: hand_values are shown).
-            self._end_hand(tuple(self._batch.payoffs[0].tolist()), self.num_players - self._folds > 1)
-        else:
-            self.agent_selection = self.possible_agents[current]
-
-    def _replay(self) -> Game:
-        """The core's hand as a :class:`Game`: the same deal, then the actions so far."""
-        button, stacks, deck = self._deal
-        game = Game(self.rules, self.num_players, stacks=stacks, button=button, deck=deck.tolist())
-        for action in self._actions:
-            apply_action(game, action)
-        return game
-
-    def _refuse(self, action: int) -> None:
-        """An illegal id on the core: the reference's ValueError and reason for it."""
-        apply_action(self._replay(), action)
-        raise RuntimeError(f"the core refused action {action}, which the reference engine allows: "
-                           f"please report this hand ({self._deal}, actions {self._actions})")
+        return self._hand.game
 
     def render(self) -> str | None:
         if self.render_mode is None:

@@ -66,7 +66,7 @@ def test_sections_are_typed_dataclasses():
     ({"opponents": {"self_play": {"weight": 1.5}}}, "opponents.self_play.weight must be from 0 to 1"),
     ({"eval": {"baselines": ["tag", "ppo:nowhere.zip"]}}, "eval.baselines: agent 'ppo:nowhere.zip': no checkpoint"),
     ({"env": {"game": "holdem"}}, "env: unknown game 'holdem'"),
-    ({"env": {"players": 9}}, "env.players must be from 2 to 8 for soko, not 9"),
+    ({"env": {"players": 9}}, "env.players: soko takes 2 to 8 players, not 9"),
     ({"env": {"rules": {"antee": 2}}}, "env: unknown rules field(s) antee"),
     ({"env": {"rules": {"bring_in": "middle"}}}, "bring_in must be 'lowest', 'highest' or None"),
     ({"ppo": {"n_steps": 16, "n_envs": 2, "batch_size": 64}}, "ppo.batch_size (64) must not exceed the rollout"),

@@ -113,3 +113,66 @@ def test_envs_pickle_and_copy(engine):
     raw.step(1)
     assert np.array_equal(twin.observe(twin.agent_selection)["observation"],
                           raw.observe(raw.agent_selection)["observation"])
+
+
+# ---------------------------------------------------------------------------------------------
+# Action ids are whole numbers; the dead-step convention holds to the end of the hand
+
+
+@pytest.mark.parametrize("engine", ["core", "reference"])
+@pytest.mark.parametrize("action", [1.7, 1.0, "1", True, [1], np.float32(1.0), np.array([1])])
+def test_a_non_integer_action_id_is_refused_and_changes_nothing(engine, action):
+    raw = soko_v0.raw_env(num_players=2, engine=engine)
+    raw.reset(options={"deck": "Ah 2c Kd 3c", "button": 0})
+    pot, events = raw.game.pot, len(raw.game.log)
+    with pytest.raises(TypeError, match="an action id is a whole number"):
+        raw.step(action)
+    assert raw.agent_selection == "player_0" and raw.game.pot == pot and len(raw.game.log) == events
+    raw.step(np.int64(1))  # NumPy integers are ids: seat 0 posts the bring-in
+    raw.step(np.array(1))  # so is a 0-d integer array (Discrete.contains takes one): seat 1 calls
+    assert raw.game.pot == pot + 4
+    assert [e.kind for e in raw.game.log[events:events + 2]] == ["bring_in", "call"]
+
+
+@pytest.mark.parametrize("engine", ["core", "reference"])
+def test_steps_after_every_agent_is_done_warn_as_the_wrappers_do(engine, caplog):
+    raw = soko_v0.raw_env(num_players=3, engine=engine)
+    raw.reset(seed=4)
+    while not raw.terminations[raw.agent_selection]:
+        raw.step(0 if raw.observe(raw.agent_selection)["action_mask"][0] else 1)
+    payoffs = raw.game.payoffs
+    for _ in range(3):  # each dead agent takes its None step and leaves
+        raw.step(None)
+    assert raw.agents == []
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        raw.step(None)  # one more: nothing to do, a warning (not KeyError)
+        raw.step(None)
+    texts = [str(w.message) for w in caught] + [r.getMessage() for r in caplog.records]
+    assert any("step() called after all agents are terminated" in t for t in texts)
+    assert raw.agents == [] and raw.game.payoffs == payoffs
+    raw.reset(seed=5)  # and the next hand starts as usual
+    assert raw.agents == raw.possible_agents
+
+
+def test_both_engines_sit_behind_one_backend_interface():
+    from envs.backends import CoreBackend, ReferenceBackend, make_backend
+
+    def members(cls):
+        return {name for name in dir(cls) if not name.startswith("_")}
+
+    assert members(CoreBackend) == members(ReferenceBackend) == {
+        "name", "reset", "step", "observe", "payoffs", "showdown", "game"}
+    env = soko_v0.raw_env(num_players=2)
+    with pytest.raises(ValueError, match="engine must be one of core, reference, not 'fast'"):
+        make_backend("fast", env.rules, 2, stacks=None, encoder=env.encoder)
+    for engine, cls in (("core", CoreBackend), ("reference", ReferenceBackend)):
+        backend = make_backend(engine, env.rules, 2, stacks=None, encoder=env.encoder)
+        assert type(backend) is cls and backend.name == engine and backend.game is None
+        seat = backend.reset(np.random.default_rng(0), {"deck": "Ah 2c Kd 3c", "button": 0})
+        assert seat == 0 and backend.observe(0)[1].tolist() == [0, 1, 1]  # bring in or complete, no fold
+        assert backend.observe(1)[1].tolist() == [0, 0, 0]
+        seat = backend.step(1)
+        assert seat == 1 and backend.game.pot == 4 and backend.observe(1)[1].tolist() == [1, 1, 1]
+        with pytest.raises(ValueError, match="not legal"):
+            backend.step(7)

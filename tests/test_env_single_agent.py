@@ -262,3 +262,13 @@ def test_single_agent_env_pickles_mid_hand():
         a, b = env.encoder.encode(env.game, env.seat), twin.encoder.encode(twin.game, twin.seat)
         assert np.array_equal(a, b)
         assert twin.game.history() == env.game.history()
+
+
+def test_the_learner_s_action_id_must_be_a_whole_number():
+    env = SingleAgentEnv("soko", num_players=2)
+    env.reset(seed=0)
+    for action in (1.7, "1", True):
+        with pytest.raises(TypeError, match="an action id is a whole number"):
+            env.step(action)
+    obs, reward, terminated, truncated, info = env.step(np.int64(1))  # NumPy integers are ids
+    assert info["learner_seat"] == env.seat

@@ -53,6 +53,9 @@ from typing import Any, Literal
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
+SEED_MAX = 2**31 - 1
+"""The largest ``run.seed``: NumPy's legacy seeding takes up to 2**32 - 1, and a resumed run
+seeds with ``run.seed`` plus the timesteps done, which must stay below that."""
 
 
 def repo_path(path: str | Path) -> Path:
@@ -191,7 +194,7 @@ class RunConfig:
     total_timesteps: int = 100_000
     checkpoint_every: int = 50_000  # timesteps between checkpoints (and one at every stop)
     keep_checkpoints: int = 3      # the most recent checkpoints kept on disk
-    seed: int = 0
+    seed: int = 0                  # 0 to SEED_MAX
     out_dir: str = "runs"
 
 
@@ -307,7 +310,7 @@ def _build(cls: type, data: dict, where: str) -> Any:
 
 def _check(cfg: Config) -> None:
     """Checks across fields, with the key in each message."""
-    from envs.engine.rules import get_rules
+    from envs.engine.rules import check_players, get_rules
 
     def need(ok: bool, message: str) -> None:
         if not ok:
@@ -332,9 +335,10 @@ def _check(cfg: Config) -> None:
         raise ConfigError(f"env.observation_features: {exc}") from None
     need(not presets or cfg.env.game in presets,
          f"env.game {cfg.env.game!r} has no training env; games are {', '.join(presets)}")
-    need(rules.min_players <= cfg.env.players <= rules.max_players,
-         f"env.players must be from {rules.min_players} to {rules.max_players} for {rules.name}, "
-         f"not {cfg.env.players}")
+    try:
+        check_players(rules, cfg.env.players)
+    except ValueError as exc:
+        raise ConfigError(f"env.players: {exc}") from None
 
     opp = cfg.opponents
     for spec, weight in opp.baselines.items():
@@ -410,6 +414,7 @@ def _check(cfg: Config) -> None:
     need(run.total_timesteps >= 1, f"run.total_timesteps must be at least 1, not {run.total_timesteps}")
     need(run.checkpoint_every >= 0, f"run.checkpoint_every must be at least 0, not {run.checkpoint_every}")
     need(run.keep_checkpoints >= 1, f"run.keep_checkpoints must be at least 1, not {run.keep_checkpoints}")
+    need(0 <= run.seed <= SEED_MAX, f"run.seed must be from 0 to {SEED_MAX} (2**31 - 1), not {run.seed}")
     need(run.name is None or (run.name and "/" not in run.name and "__" not in run.name),
          f"run.name must be a plain folder name without '/' or '__', not {run.name!r}")
 
@@ -487,8 +492,9 @@ def read_yaml(path: str | Path) -> dict:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
         raise ConfigError(f"{path} is not valid YAML: {exc}") from None
-    if data is None:
-        data = {}
+    if data is None or data == {}:  # an empty file (or {}) would silently train the defaults
+        raise ConfigError(f"{path} is empty: a config sets at least one section (env, opponents, ppo, "
+                          f"eval, run); see configs/smoke.yaml")
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: a config is a mapping of sections, not {_describe(data)}")
     return data
@@ -516,6 +522,8 @@ def load_config(path: str | Path | None = None, *, overrides: typing.Sequence[st
         data["opponents"]["self_play"] = {"every": 0, "weight": 0.0}
         data["eval"]["baselines"] = [target.strip()]
     if seed is not None:
+        if type(seed) is not int or not 0 <= seed <= SEED_MAX:
+            raise ConfigError(f"--seed must be from 0 to {SEED_MAX} (2**31 - 1), not {seed!r}")
         data.setdefault("run", {})
         if not isinstance(data["run"], dict):
             raise ConfigError(f"run must be a mapping of keys, not {_describe(data['run'])}")

@@ -70,6 +70,34 @@ def new_run_dir(cfg: Config) -> Path:
     return path
 
 
+def check_agents(cfg: Config) -> None:
+    """Every baseline of ``cfg`` (opponents and evaluation; a ``--target`` is both) must play its
+    game: a ``ppo`` model or a strategy table made for another game or rules variant is a
+    one-line ConfigError here, before a run folder is made (``agents.registry.check_spec``)."""
+    from agents.registry import check_spec
+    from envs.engine.rules import get_rules
+
+    rules = get_rules(cfg.env.game, **cfg.env.rule_overrides())
+    baselines = {"opponents.baselines": cfg.opponents.baselines, "eval.baselines": cfg.eval.baselines}
+    for where, specs in baselines.items():
+        for spec in specs:
+            try:
+                check_spec(spec, rules)
+            except (ValueError, KeyError, FileNotFoundError) as exc:
+                raise ConfigError(f"{where}: {exc}") from None
+
+
+def _remove_unstarted(run_dir: Path) -> None:
+    """Remove the folder of a new run that failed before its first checkpoint: it holds only what
+    this start wrote (``new_run_dir`` made it, so no earlier run's work), and an empty run would
+    sit in TensorBoard and in ``runs/`` as clutter."""
+    import shutil
+
+    if not list((run_dir / "checkpoints").glob("ckpt_*.zip")):
+        shutil.rmtree(run_dir, ignore_errors=True)
+        print(f"removed {run_dir}: the run stopped before its first checkpoint", file=sys.stderr, flush=True)
+
+
 def _policy_kwargs(cfg: Config) -> dict:
     import torch
 
@@ -131,6 +159,7 @@ def main(cfg: Config, *, resume: str | Path | None = None, command: Sequence[str
     command_line = shlex.join(command if command is not None else [sys.executable, *sys.argv])
 
     # ---- The run folder ----------------------------------------------------------------------
+    check_agents(cfg)   # before any folder is made
     if resume is None:
         run_dir = new_run_dir(cfg)
         (run_dir / "checkpoints").mkdir()
@@ -151,7 +180,7 @@ def main(cfg: Config, *, resume: str | Path | None = None, command: Sequence[str
     print(f"run folder: {run_dir}", flush=True)
 
     # ---- Seeding: every generator in one place -------------------------------------------------
-    seed = cfg.run.seed
+    seed = cfg.run.seed   # (in range: checked with the config)
     random.seed(seed)
     np.random.seed(seed)
     torch.manual_seed(seed)
@@ -160,10 +189,13 @@ def main(cfg: Config, *, resume: str | Path | None = None, command: Sequence[str
     torch.distributions.Distribution.set_default_validate_args(False)
 
     ppo = cfg.ppo
-    venv = TimedVecEnv(training_env(cfg))   # time/env_share in TensorBoard
-    pool = OpponentPool(cfg, venv, run_dir / "snapshots", run_dir / "checkpoints")
-    model = None
+    # A new run that fails before its step-0 checkpoint leaves no folder behind (a resumed
+    # run's folder holds its earlier work: never removed).
+    started = resume is not None
+    venv = model = logger = None
     try:
+        venv = TimedVecEnv(training_env(cfg))   # time/env_share in TensorBoard
+        pool = OpponentPool(cfg, venv, run_dir / "snapshots", run_dir / "checkpoints")
         if resume is None:
             venv.seed(seed)
             model = MaskablePPO(
@@ -194,7 +226,8 @@ def main(cfg: Config, *, resume: str | Path | None = None, command: Sequence[str
                 f.write(command_line + "\n")
         # TensorBoard in <run>/tb (SB3's own naming would open tb/MaskablePPO_<n+1> on resume);
         # a resumed run hides the points logged after its checkpoint, which it logs again.
-        model.set_logger(_tensorboard_logger(run_dir / "tb", purge_step=done_before + 1 if resume else None))
+        logger = _tensorboard_logger(run_dir / "tb", purge_step=done_before + 1 if resume else None)
+        model.set_logger(logger)
         _eval_layout(model, cfg)
 
         bar = ProgressBar(cfg.run.total_timesteps, disable=not progress)
@@ -208,6 +241,7 @@ def main(cfg: Config, *, resume: str | Path | None = None, command: Sequence[str
             if cfg.eval.every and cfg.eval.at_start:
                 evaluation.evaluate(model)   # the untrained policy: where the curves start
             checkpoints.save(model)   # a run killed before its first periodic checkpoint can resume
+            started = True
         else:
             checkpoints.last_saved = done_before
             dropped = evaluation.resume_at(done_before)
@@ -244,12 +278,15 @@ def main(cfg: Config, *, resume: str | Path | None = None, command: Sequence[str
         checkpoints.save(model)
         save_model(model, run_dir / "final_model.zip")
     finally:
-        try:
-            venv.close()
-        except (EOFError, BrokenPipeError, ConnectionError, OSError):
-            pass
-        if model is not None:
-            model.logger.close()
+        if venv is not None:
+            try:
+                venv.close()
+            except (EOFError, BrokenPipeError, ConnectionError, OSError):
+                pass
+        if logger is not None:
+            logger.close()
+        if not started:  # (a new run that got this far has started: here only on a failed start)
+            _remove_unstarted(run_dir)
     _report(run_dir, evaluation.results if cfg.eval.every else None, model.num_timesteps)
     return run_dir
 

@@ -30,7 +30,7 @@ from envs.engine.cards import DECK, RANKS, Card, parse_cards
 from envs.engine.events import (ACTION_KINDS, BET_KINDS, Action, Ante, Deal, End, Event,
                                 EventKind, Show, StreetStart, Win, WinReason, Wild)
 from envs.engine.hands import HandValue
-from envs.engine.rules import (NO_LOW_CHICAGO, NO_WILD, Betting, Order, Rules, deal_order,
+from envs.engine.rules import (NO_LOW_CHICAGO, NO_WILD, Betting, Order, Rules, check_players, deal_order,
                                deal_sequence, get_rules, low_chicago_key, next_wild_rank,
                                rules_evaluator, wild_ranks)
 
@@ -127,9 +127,7 @@ class Game:
     def __init__(self, rules: Rules | str, num_players: int, *, stacks=None, button: int = 0,
                  deck=None, seed=None) -> None:
         self.rules = rules = get_rules(rules)
-        if type(num_players) is not int or not rules.min_players <= num_players <= rules.max_players:
-            raise ValueError(f"{rules.name} takes {rules.min_players} to {rules.max_players} players, "
-                             f"not {num_players!r}")
+        check_players(rules, num_players)
         n = self.num_players = num_players
         stacks = starting_stacks(rules, n, stacks)
         check_button(button, n)

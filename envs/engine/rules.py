@@ -292,6 +292,22 @@ def get_rules(rules: Rules | str, **overrides) -> Rules:
     return rules.replace(**overrides) if overrides else rules
 
 
+def check_players(rules: Rules, num_players) -> None:
+    """Refuse a table the rules do not seat: ``num_players`` must be a whole number (an ``int``)
+    from ``rules.min_players`` to ``rules.max_players``. The engine, the envs, the batched core,
+    tournaments and training configs all ask this one function.
+
+    >>> check_players(RULES["follow_the_bitch"], 7)
+    >>> check_players(RULES["follow_the_bitch"], 8)
+    Traceback (most recent call last):
+    ...
+    ValueError: follow_the_bitch takes 2 to 7 players, not 8
+    """
+    if type(num_players) is not int or not rules.min_players <= num_players <= rules.max_players:
+        raise ValueError(f"{rules.name} takes {rules.min_players} to {rules.max_players} players, "
+                         f"not {num_players!r}")
+
+
 # ---------------------------------------------------------------------------------------------
 # Rule facts. Each is written once, here; the game, the observations, the agents and the luck
 # correction call these functions. Cards are ints 0..51 (rank index * 4 + suit index); the

@@ -1,0 +1,228 @@
+"""What a new user's mistakes get: one line, exit code 2, nothing half-made left behind, nothing
+earlier overwritten. Training (``train/ppo.py``), tournaments (``python -m arena``) and
+exploitability (``python -m arena.exploit``); and the one table-size check everything asks."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+SMOKE = REPO / "configs" / "smoke.yaml"
+
+
+def one_line(text: str) -> str:
+    assert text.count("\n") == 1 and "Traceback" not in text, text
+    return text.strip()
+
+
+# ---------------------------------------------------------------------------------------------
+# The number of players: one rule function, one sentence everywhere
+
+
+def test_every_table_size_check_is_the_rules_one():
+    from arena.tournament import TournamentConfig, check_config
+    from envs import SingleAgentEnv, follow_the_bitch_v0
+    from envs.batched import BatchedGame
+    from envs.engine.game import Game
+    from envs.engine.rules import RULES, check_players
+    from train.config import ConfigError, config_from_dict
+
+    rules = RULES["follow_the_bitch"]
+    sentence = "follow_the_bitch takes 2 to 7 players, not 8"
+    with pytest.raises(ValueError, match=f"^{sentence}$"):
+        check_players(rules, 8)
+    for make in (lambda: Game(rules, 8), lambda: BatchedGame(rules, 8, 1),
+                 lambda: follow_the_bitch_v0.raw_env(num_players=8),
+                 lambda: follow_the_bitch_v0.raw_env(num_players=8, engine="reference"),
+                 lambda: SingleAgentEnv("follow_the_bitch", num_players=8),
+                 lambda: check_config(TournamentConfig(game="follow_the_bitch", players=8,
+                                                       agents=["call"] * 8))):
+        with pytest.raises(ValueError, match=f"^{sentence}$"):
+            make()
+    with pytest.raises(ConfigError, match=f"^env.players: {sentence}$"):
+        config_from_dict({"env": {"game": "follow_the_bitch", "players": 8}})
+    for n in (1, 2.0, np.int64(2), True):  # a whole number (an int), in range
+        with pytest.raises(ValueError, match="takes 2 to 7 players"):
+            check_players(rules, n)
+    check_players(rules, 2)
+    check_players(rules, 7)
+
+
+# ---------------------------------------------------------------------------------------------
+# Training: checked before a run folder is made; a failed start leaves none
+
+
+def train_cli(argv, capsys) -> tuple[int, str]:
+    from train.ppo import cli
+
+    code = cli([str(a) for a in argv])
+    return code, capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--seed", "-1"], "--seed must be from 0 to 2147483647 (2**31 - 1), not -1"),
+    (["--seed", "99999999999"], "--seed must be from 0 to 2147483647 (2**31 - 1), not 99999999999"),
+    (["--set", "run.seed=-5"], "run.seed must be from 0 to 2147483647 (2**31 - 1), not -5"),
+    (["--set", "run.seed=4294967296"], "run.seed must be from 0 to 2147483647 (2**31 - 1), not 4294967296"),
+])
+def test_a_seed_out_of_range_is_one_line_and_no_folder(argv, message, tmp_path, capsys):
+    code, err = train_cli(["--config", SMOKE, "--set", f"run.out_dir={tmp_path}", *argv], capsys)
+    assert code == 2 and one_line(err) == f"config error: {message}"
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_empty_config_file_is_refused(tmp_path, capsys):
+    for text in ("", "# only a comment\n", "{}\n"):
+        empty = tmp_path / "empty.yaml"
+        empty.write_text(text)
+        code, err = train_cli(["--config", empty, "--set", f"run.out_dir={tmp_path}"], capsys)
+        assert code == 2
+        assert one_line(err).startswith(f"config error: {empty} is empty: a config sets at least one section")
+    assert [p.name for p in tmp_path.iterdir()] == ["empty.yaml"]
+
+
+@pytest.fixture(scope="module")
+def soko_model(tmp_path_factory) -> Path:
+    """A freshly initialised Soko policy saved as a model zip (not trained)."""
+    from sb3_contrib import MaskablePPO
+
+    from envs.single_agent import SingleAgentEnv
+
+    path = tmp_path_factory.mktemp("model") / "soko_model.zip"
+    model = MaskablePPO("MlpPolicy", SingleAgentEnv("soko", num_players=2), n_steps=64, batch_size=32,
+                        seed=0, device="cpu", policy_kwargs={"net_arch": [8]})
+    model.save(str(path))
+    return path
+
+
+def test_a_target_model_of_another_game_is_one_line_and_no_folder(soko_model, tmp_path, capsys):
+    code, err = train_cli(["--config", SMOKE, "--set", "env.game=follow_the_bitch", "--target",
+                           f"ppo:{soko_model}", "--set", f"run.out_dir={tmp_path}", "--no-progress"], capsys)
+    assert code == 2
+    line = one_line(err)
+    assert line.startswith(f"config error: opponents.baselines: agent 'ppo:{soko_model}': {soko_model} "
+                           f"was trained for soko")
+    assert line.endswith("follow_the_bitch, 590")
+    assert list(tmp_path.iterdir()) == []
+    # The same model as an opponent in the config is refused the same way.
+    code, err = train_cli(["--config", SMOKE, "--set", "env.game=follow_the_bitch",
+                           "--set", f'opponents.baselines={{"ppo:{soko_model}": 1}}',
+                           "--set", f"run.out_dir={tmp_path}"], capsys)
+    assert code == 2 and "opponents.baselines: agent" in one_line(err)
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("error", [RuntimeError("no env for you"), KeyboardInterrupt()])
+def test_a_failed_start_leaves_no_run_folder(error, tmp_path, monkeypatch):
+    import train.ppo
+    from train.config import load_config
+
+    def fail(cfg, **kw):
+        raise error
+
+    monkeypatch.setattr(train.ppo, "training_env", fail)
+    cfg = load_config(SMOKE, overrides=[f"run.out_dir={tmp_path}"])
+    with pytest.raises(type(error)):
+        train.ppo.main(cfg, command=["python"], progress=False)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_failed_resume_keeps_the_run_folder(smoke_run, tmp_path, monkeypatch):
+    import train.ppo
+    from train.config import config_from_dict, read_yaml
+
+    cfg, original = smoke_run
+    run_dir = tmp_path / original.name
+    shutil.copytree(original, run_dir)
+    before = sorted(p.relative_to(run_dir) for p in run_dir.rglob("*"))
+    data = read_yaml(run_dir / "config.yaml")
+    data["run"]["total_timesteps"] = cfg.run.total_timesteps + 512
+
+    def fail(cfg, **kw):
+        raise RuntimeError("no env for you")
+
+    monkeypatch.setattr(train.ppo, "training_env", fail)
+    with pytest.raises(RuntimeError):
+        train.ppo.main(config_from_dict(data), resume=run_dir, command=["python"], progress=False)
+    assert sorted(p.relative_to(run_dir) for p in run_dir.rglob("*")) == before
+
+
+# ---------------------------------------------------------------------------------------------
+# Tournaments and exploitability: options named, no result overwritten
+
+
+QUICK = ["--hands", "4", "--workers", "1", "--no-progress"]
+
+
+def arena_cli(argv, capsys) -> tuple[int, str]:
+    from arena.tournament import cli
+
+    try:
+        code = cli([str(a) for a in argv])
+    except SystemExit as exc:  # usage errors exit from parse_args
+        code = exc.code
+    return code, capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--seed", "-1"], "--seed must be at least 0, not -1"),
+    (["--workers", "-3"], "--workers must be at least 0 (0: one per core), not -3"),
+])
+def test_tournament_options_out_of_range_are_named(argv, message, capsys):
+    code, err = arena_cli(["--agents", "random", "call", *QUICK, "--no-write", *argv], capsys)
+    assert code == 2 and one_line(err) == f"python -m arena: error: {message}"
+
+
+def test_a_tournament_never_overwrites_an_earlier_result(tmp_path, capsys):
+    from arena.tournament import TournamentConfig, main
+
+    argv = ["--agents", "random", "call", *QUICK, "--out", tmp_path, "--name", "mine"]
+    assert arena_cli(argv, capsys)[0] == 0
+    first = (tmp_path / "mine" / "results.json").read_text()
+    code, err = arena_cli([*argv, "--seed", "1"], capsys)
+    assert code == 2 and one_line(err) == (f"python -m arena: error: --name mine: {tmp_path / 'mine'} exists "
+                                           "already (an earlier result?); choose another name or remove it")
+    assert (tmp_path / "mine" / "results.json").read_text() == first
+    # From Python (or a folder made while a tournament played): the result goes beside it.
+    main(TournamentConfig(agents=["random", "call"], hands=4, workers=1, progress=False,
+                          out_dir=str(tmp_path), name="mine", seed=1))
+    assert (tmp_path / "mine" / "results.json").read_text() == first
+    assert json.loads((tmp_path / "mine-2" / "results.json").read_text())["config"]["seed"] == 1
+
+
+def exploit(argv, capsys) -> tuple[int, str]:
+    from arena.exploit import main
+
+    code = main([str(a) for a in argv])
+    return code, capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--seed", "-1"], "--seed must be at least 0, not -1"),
+    (["--workers", "-3"], "--workers must be at least 0 (0: one per core), not -3"),
+])
+def test_exploit_options_out_of_range_are_named(argv, message, tmp_path, capsys):
+    code, err = exploit(["--game", "soko", "--agent", "call", "--method", "lbr", "--out", tmp_path, *argv],
+                        capsys)
+    assert code == 2 and one_line(err) == f"error: {message}"
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_exploit_never_overwrites_an_earlier_result_nor_leaves_an_empty_folder(tmp_path, capsys):
+    argv = ["--game", "soko_mini", "--agent", "call", "--out", tmp_path, "--name", "x"]
+    assert exploit(argv, capsys)[0] == 0
+    first = (tmp_path / "x" / "results.json").read_text()
+    code, err = exploit([*argv[:-4], "--agent", "raise", *argv[-4:]], capsys)
+    assert code == 2 and one_line(err) == (f"error: --name x: {tmp_path / 'x'} exists already (an earlier "
+                                           "result?); choose another name or remove it")
+    assert (tmp_path / "x" / "results.json").read_text() == first
+    # A method that fails (LBR cannot play wild cards) leaves no empty run folder.
+    code, err = exploit(["--game", "follow_the_bitch", "--agent", "call", "--method", "lbr",
+                         "--out", tmp_path], capsys)
+    assert code == 2 and "wild cards" in one_line(err)
+    assert [p.name for p in tmp_path.iterdir()] == ["x"]
