@@ -237,6 +237,10 @@ def create_app(cfg: ServerConfig | None = None, *, clock=time.monotonic, make_ta
     async def index(request: Request):
         return with_cookie(FileResponse(STATIC / "index.html"), session_of(request))
 
+    @app.get("/favicon.ico")
+    async def favicon():
+        return Response(status_code=204)
+
     @app.get("/api/config")
     async def config(request: Request):
         games = [{"name": name, "title": GAME_TITLES.get(name, name), "min_players": r.min_players,
@@ -351,8 +355,8 @@ def create_app(cfg: ServerConfig | None = None, *, clock=time.monotonic, make_ta
         bucket = _Bucket(cfg.rate_per_s, cfg.burst)
         dropped = 0
         try:
-            async with entry.lock:
-                frames = [entry.table.state()]
+            async with entry.lock:  # a new table, or a reload while agents were to act
+                frames = [entry.table.state()] + await asyncio.to_thread(entry.table.play_agents)
             await ws.send_text(_dump({"type": "frames", "frames": frames}))
             await _send_coach(ws, entry)
             while True:

@@ -45,6 +45,7 @@ function seatEl(seat, state) {
   return el("div", { class: cls.join(" "), "data-seat": seat.seat },
     el("div", { class: "who" },
       el("span", { class: "name", text: seat.name }),
+      el("span", { class: "seatno", text: `seat ${seat.seat}` }),
       seat.button ? el("span", { class: "dealer", title: "dealer", text: "D" }) : null),
     hand,
     el("div", { class: "chips" },
@@ -55,12 +56,17 @@ function seatEl(seat, state) {
     el("div", { class: "act", text: seat.last_action || "" }));
 }
 
+// "7s" -> "7♠" (a card in words, so "7s" is not read as "sevens").
+function cardText(card) {
+  return card ? (RANK_TEXT[card[0]] || card[0]) + (SUITS[card[1]] || card[1]) : "";
+}
+
 function wildText(w) {
   if (!w) return null;
   const parts = [];
-  if (w.rank) parts.push(`Wild: ${w.rank === "T" ? "10" : w.rank}s (the ${w.card} after the ${w.queen})`);
+  if (w.rank) parts.push(`Wild: ${w.rank === "T" ? "10" : w.rank}s (the ${cardText(w.card)} after the ${cardText(w.queen)})`);
   else parts.push("Nothing wild");
-  if (w.ended) parts.push(`the ${w.ended_by} ended ${w.ended === "T" ? "10" : w.ended}s wild`);
+  if (w.ended) parts.push(`the ${cardText(w.ended_by)} ended ${w.ended === "T" ? "10" : w.ended}s wild`);
   if (w.ranks.includes("Q") && w.rank !== "Q") parts.push("queens wild");
   return parts.join("; ");
 }
@@ -70,7 +76,7 @@ function chicagoText(c, state) {
   if (c.winner !== null && c.winner !== undefined) {
     return `Low Chicago won by ${state.seats[c.winner].name}`;
   }
-  return c.card ? `Your Low Chicago card: ${c.card}` : "Low Chicago: no spade face down yet";
+  return c.card ? `Your Low Chicago card: ${cardText(c.card)}` : "Low Chicago: no spade face down yet";
 }
 
 function resultEl(state, { onNext } = {}) {
@@ -84,13 +90,17 @@ function resultEl(state, { onNext } = {}) {
   const pots = el("ul", { class: "pots" });
   for (const pot of r.pots) {
     for (const w of pot.winners) {
-      pots.append(el("li", { text: `${w.name} wins ${w.amount} from the ${pot.name.toLowerCase()}: ${w.why}` }));
+      const who = w.seat === state.you ? "You win" : `${w.name} (seat ${w.seat}) wins`;
+      pots.append(el("li", { text: `${who} ${w.amount} from the ${pot.name.toLowerCase()}: ${w.why}` }));
     }
   }
   box.append(pots);
   if (r.shows.length) {
     const shows = el("ul", { class: "shows" });
-    for (const s of r.shows) shows.append(el("li", { text: `${s.name} shows ${s.cards.join(" ")}: ${s.value}` }));
+    for (const s of r.shows) {
+      const who = s.seat === state.you ? "You show" : `${s.name} (seat ${s.seat}) shows`;
+      shows.append(el("li", { text: `${who} ${s.cards.map(cardText).join(" ")}: ${s.value}` }));
+    }
     box.append(el("div", { text: "Showdown" }), shows);
   }
   if (state.session) {
@@ -228,7 +238,7 @@ function drawCoach() {
   const panel = $("coach-panel");
   const c = live.coach, s = live.shown;
   if (!c || !s || c.hand !== s.hand || c.turn !== s.turn || !s.your_turn) {
-    $("coach").replaceChildren(el("span", { class: "hint", text: "Advice appears on your turn." }));
+    $("coach-advice").replaceChildren(el("span", { class: "hint", text: "Advice appears on your turn." }));
     return;
   }
   panel.hidden = false;
@@ -238,7 +248,7 @@ function drawCoach() {
     el("span", { class: "coach-bar" }, el("span", { style: `width:${Math.round(ch.p * 100)}%` })),
     el("span", { text: `${Math.round(ch.p * 100)}%` })));
   if (!c.known) rows.push(el("p", { class: "hint", text: "(its choice; its probabilities are not known)" }));
-  $("coach").replaceChildren(...rows);
+  $("coach-advice").replaceChildren(...rows);
 }
 
 async function refreshHands() {
@@ -268,7 +278,7 @@ function drawReplay() {
   for (const b of ["rp-next", "rp-last"]) $(b).disabled = replay.at >= n - 1;
   if (!n) return;
   drawTable(replay.frames[replay.at], { others: "rp-opponents", mine: "rp-mine", pot: "rp-pot", wild: "rp-wild",
-    chicago: "rp-chicago", last: "rp-last", result: "rp-result" });
+    chicago: "rp-chicago", last: "rp-last-action", result: "rp-result" });
 }
 
 function stepReplay(to) {
