@@ -22,6 +22,7 @@ class PlayConfig:
     opponents: tuple[str, ...] = ()
     seed: int | None = None
     coach: str | None = None
+    betting: str | None = None
     default_opponent: str = "champion"
     pace_ms: int = 900
     table_timeout_s: float = 1800.0
@@ -38,6 +39,8 @@ def parse_args(argv=None) -> PlayConfig:
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)")
     p.add_argument("--port", type=int, default=8765)
     p.add_argument("--game", default="soko", choices=list(RULES), help="terminal: the preset")
+    p.add_argument("--betting", default=None, choices=["fixed_limit", "spread_limit", "pot_limit", "no_limit"],
+                   help="terminal: the betting structure (default: the preset's fixed limit)")
     p.add_argument("--players", type=int, default=2, help="terminal: seats at the table, you included")
     p.add_argument("--opponent", action="append", default=[], metavar="SPEC",
                    help="terminal: an opponent's agent spec (once for all, or once per seat)")
@@ -56,7 +59,7 @@ def parse_args(argv=None) -> PlayConfig:
     if a.pace_ms < 0:
         p.error("--pace-ms must not be negative")
     return PlayConfig(web=a.web, host=a.host, port=a.port, game=a.game, players=a.players,
-                      opponents=tuple(a.opponent), seed=a.seed, coach=a.coach,
+                      opponents=tuple(a.opponent), seed=a.seed, coach=a.coach, betting=a.betting,
                       default_opponent=a.default_opponent, pace_ms=a.pace_ms, table_timeout_s=a.table_timeout,
                       hands=a.hands, ascii=a.ascii, phh_dir=a.phh_dir)
 
@@ -79,7 +82,7 @@ def main(cfg: PlayConfig) -> int:
     opponents = cfg.opponents or (default_opponent(cfg.default_opponent),)
     try:
         table = Table(TableConfig(game=cfg.game, players=cfg.players, opponents=opponents, seed=cfg.seed,
-                                  coach=cfg.coach))
+                                  coach=cfg.coach, betting=cfg.betting))
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -7,7 +7,7 @@ route                                  what
 ``GET /static/...``                    its HTML, CSS and JavaScript (no build step, no CDN)
 ``GET /api/config``                    games, seat counts, agents, the default opponent, pace
 ``POST /api/tables``                   a new table: ``{"game", "players", "opponents",
-                                       "seed", "coach"}`` -> ``{"id", ...}``
+                                       "seed", "coach", "betting"}`` -> ``{"id", ...}``
 ``GET /api/tables``                    this browser's tables
 ``DELETE /api/tables/{id}``            leave a table
 ``GET /api/tables/{id}/hands``         its finished hands
@@ -46,7 +46,7 @@ from fastapi.staticfiles import StaticFiles
 
 from agents.registry import AGENTS
 from arena.play.table import GAME_TITLES, Table, TableConfig, default_opponent, replay_frames
-from envs.engine.rules import RULES
+from envs.engine.rules import RULES, Betting
 
 __all__ = ["ServerConfig", "create_app", "Registry", "COOKIE", "MAX_MESSAGE", "MAX_UPLOAD"]
 
@@ -161,7 +161,7 @@ def _error(message: str, status: int = 400) -> JSONResponse:
 
 
 def _table_summary(table_id: str, t: Table) -> dict:
-    return {"id": table_id, "game": t.rules.name, "title": GAME_TITLES.get(t.rules.name, t.rules.name),
+    return {"id": table_id, "game": t.rules.name, "betting": t.rules.betting.value, "title": GAME_TITLES.get(t.rules.name, t.rules.name),
             "players": t.num_players, "opponents": [s.name for s in t.seats if s.agent is not None],
             "seed": t.seed, "hand": t.hand_number, "session": t.session(), "coach": t.coach_name}
 
@@ -169,10 +169,10 @@ def _table_summary(table_id: str, t: Table) -> dict:
 def _parse_table_request(body: object, default: str) -> TableConfig:
     if not isinstance(body, dict):
         raise ValueError("send a JSON object: {\"game\": ..., \"players\": ..., \"opponents\": [...]}")
-    unknown = sorted(set(body) - {"game", "players", "opponents", "seed", "coach"})
+    unknown = sorted(set(body) - {"game", "players", "opponents", "seed", "coach", "betting"})
     if unknown:
         raise ValueError(f"unknown field(s) {', '.join(map(str, unknown))}; "
-                         "fields are game, players, opponents, seed, coach")
+                         "fields are game, players, opponents, seed, coach, betting")
     opponents = body.get("opponents", default)
     if isinstance(opponents, str):
         opponents = [opponents]
@@ -194,8 +194,9 @@ def _parse_table_request(body: object, default: str) -> TableConfig:
     players = body.get("players", 2)
     if isinstance(players, str) and players.strip().isdigit():
         players = int(players)
+    betting = body.get("betting") or None
     return TableConfig(game=body.get("game", "soko"), players=players, opponents=tuple(opponents),
-                       seed=seed, coach=coach)
+                       seed=seed, coach=coach, betting=betting)
 
 
 def create_app(cfg: ServerConfig | None = None, *, clock=time.monotonic, make_table=Table) -> FastAPI:
@@ -246,7 +247,7 @@ def create_app(cfg: ServerConfig | None = None, *, clock=time.monotonic, make_ta
         games = [{"name": name, "title": GAME_TITLES.get(name, name), "min_players": r.min_players,
                   "max_players": r.max_players} for name, r in RULES.items()]
         agents = [{"name": name, "about": about} for name, (_, _, _, about) in AGENTS.items()]
-        body = {"games": games, "agents": agents, "default_opponent": opponent, "pace_ms": cfg.pace_ms,
+        body = {"games": games, "agents": agents, "betting": [b.value for b in Betting], "default_opponent": opponent, "pace_ms": cfg.pace_ms,
                 "phh": phh_module() is not None}
         return with_cookie(JSONResponse(body), session_of(request))
 

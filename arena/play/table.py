@@ -27,7 +27,8 @@ from envs.actions import CHECK_CALL, FIRST_BET, FOLD, action_mask, apply_action,
 from envs.engine.cards import Card
 from envs.engine.events import ACTION_KINDS, BET_KINDS, EventKind, WinReason
 from envs.engine.game import Game, PlayerView
-from envs.engine.rules import RULES, Rules, get_rules, low_chicago_key, rules_evaluator
+from envs.engine.rules import (BETTING_STRUCTURES, RULES, Rules, get_rules, low_chicago_key,
+                               rules_evaluator)
 
 __all__ = ["TableConfig", "Table", "table_state", "action_choices", "replay_frames",
            "default_opponent", "MAX_HISTORY", "GAME_TITLES"]
@@ -70,13 +71,16 @@ class TableConfig:
     seed: int | None = None
     coach: str | None = None
     human_seat: int = 0
+    betting: str | None = None  # None: the preset's (fixed limit); or spread_limit, pot_limit, no_limit
 
 
 def _check_config(cfg: TableConfig) -> tuple[Rules, tuple[str, ...], int]:
     """(rules, one spec per opponent seat, seed), or a one-line ValueError."""
     if not isinstance(cfg.game, str) or cfg.game not in RULES:
         raise ValueError(f"unknown game {cfg.game!r}; games are {', '.join(RULES)}")
-    rules = get_rules(cfg.game)
+    if cfg.betting is not None and cfg.betting not in BETTING_STRUCTURES:
+        raise ValueError(f"betting must be one of {', '.join(BETTING_STRUCTURES)}, not {cfg.betting!r}")
+    rules = get_rules(cfg.game, betting=cfg.betting) if cfg.betting else get_rules(cfg.game)
     n = cfg.players
     if type(n) is not int or not rules.min_players <= n <= rules.max_players:
         raise ValueError(f"{rules.name} takes {rules.min_players} to {rules.max_players} players, not {n!r}")
@@ -418,7 +422,8 @@ def table_state(view: PlayerView, *, names: Sequence[str], hand: int, session: d
     result = _result(view, names)
     return {
         "type": "state",
-        "game": rules.name, "title": GAME_TITLES.get(rules.name, rules.name), "hand": hand, "seed": seed,
+        "game": rules.name, "title": GAME_TITLES.get(rules.name, rules.name), "betting": rules.betting.value,
+        "hand": hand, "seed": seed,
         "turn": len(view.log), "players": n, "you": view.seat, "button": view.button,
         "street": view.street, "streets": rules.num_streets, "bet_size": bet_size,
         "small_bet": rules.small_bet, "big_bet": rules.big_bet, "ante": rules.ante,
@@ -426,7 +431,8 @@ def table_state(view: PlayerView, *, names: Sequence[str], hand: int, session: d
         "your_turn": view.current_player == view.seat,
         "seats": seats, "wild": _wild_state(view), "low_chicago": _chicago_state(view),
         "actions": action_choices(view, mask), "log": [e.describe() for e in view.log],
-        "last": view.log[-1].describe() if view.log else None,
+        "last": next((e.describe() for e in reversed(view.log) if e.kind in ACTION_KINDS or e.kind == EventKind.END),
+                     None),
         "result": result, "session": session,
     }
 

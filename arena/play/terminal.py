@@ -74,10 +74,12 @@ def render_result(state: dict) -> str:
     r = state["result"]
     lines = [f"*** Hand over ({r['how']}) ***"]
     for s in r["shows"]:
-        lines.append(f"  {s['name']} shows {' '.join(s['cards'])}: {s['value']}")
+        who = "You show" if s["seat"] == state["you"] else f"{s['name']} (seat {s['seat']}) shows"
+        lines.append(f"  {who} {' '.join(s['cards'])}: {s['value']}")
     for pot in r["pots"]:
         for w in pot["winners"]:
-            lines.append(f"  {w['name']} wins {w['amount']} from the {pot['name'].lower()}: {w['why']}")
+            who = "You win" if w["seat"] == state["you"] else f"{w['name']} (seat {w['seat']}) wins"
+            lines.append(f"  {who} {w['amount']} from the {pot['name'].lower()}: {w['why']}")
     sign = "+" if r["you"] > 0 else ""
     lines.append(f"You: {sign}{r['you']} chips ({sign}{r['you_big_bets']} BB). Running result: "
                  f"{state['session']['big_bets']} BB over {state['session']['hands']} hands.")

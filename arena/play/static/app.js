@@ -186,7 +186,8 @@ function send(msg) {
 
 function show(state) {
   live.shown = state;
-  $("title").textContent = state.title;
+  $("title").textContent = state.betting === "fixed_limit" ? state.title
+    : `${state.title} (${state.betting.replace("_", " ")})`;
   $("hand-no").textContent = state.hand + 1;
   $("seed-no").textContent = state.seed;
   $("street").textContent = `${state.street + 1} of ${state.streets}`;
@@ -325,7 +326,7 @@ async function startTable(ev) {
   ev.preventDefault();
   $("start-error").textContent = "";
   const body = {
-    game: $("game").value, players: Number($("players").value),
+    game: $("game").value, players: Number($("players").value), betting: $("betting").value,
     opponents: [...$("opponents").querySelectorAll("input")].map((i) => i.value.trim()),
     seed: $("seed").value.trim() || null, coach: $("coach").value.trim() || null,
   };
@@ -374,6 +375,7 @@ async function init() {
   const res = await fetch("/api/config");
   config = await res.json();
   $("game").replaceChildren(...config.games.map((g) => el("option", { value: g.name, text: g.title })));
+  $("betting").replaceChildren(...config.betting.map((b) => el("option", { value: b, text: b.replace("_", " ") })));
   $("agent-names").replaceChildren(...config.agents.map((a) => el("option", { value: a.name, text: a.about })));
   $("agent-help").textContent = "Agents: " + config.agents.map((a) => a.name).join(", ") +
     ". Options go after a colon, e.g. equity:samples=100.";
