@@ -36,6 +36,8 @@ import asyncio
 import contextlib
 import json
 import secrets
+import socket
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -48,7 +50,7 @@ from agents.registry import AGENTS
 from arena.play.table import GAME_TITLES, Table, TableConfig, default_opponent, replay_frames
 from envs.engine.rules import RULES, Betting
 
-__all__ = ["ServerConfig", "create_app", "Registry", "COOKIE", "MAX_MESSAGE", "MAX_UPLOAD"]
+__all__ = ["ServerConfig", "create_app", "LocalServer", "Registry", "COOKIE", "MAX_MESSAGE", "MAX_UPLOAD"]
 
 STATIC = Path(__file__).parent / "static"
 COOKIE = "stud_session"
@@ -448,3 +450,34 @@ async def _handle(ws: WebSocket, entry: Entry, text: str) -> None:
         await ws.send_text(_dump({"type": "frames", "frames": frames}))
     await _send_coach(ws, entry)
 
+
+
+class LocalServer:
+    """uvicorn serving ``app`` on 127.0.0.1 (a free port unless ``port`` is given) in a thread,
+    for as long as the ``with`` lasts: for the load test and the browser tests."""
+
+    def __init__(self, app, port: int | None = None) -> None:
+        import uvicorn
+
+        if port is None:
+            with socket.socket() as s:
+                s.bind(("127.0.0.1", 0))
+                port = s.getsockname()[1]
+        self.port = port
+        self.url = f"http://127.0.0.1:{port}/"
+        self.server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning",
+                                                    ws_max_size=65536))
+        self.thread = threading.Thread(target=self.server.run, daemon=True)
+
+    def __enter__(self) -> LocalServer:
+        self.thread.start()
+        deadline = time.monotonic() + 30
+        while not self.server.started:
+            if time.monotonic() > deadline or not self.thread.is_alive():
+                raise RuntimeError(f"the web table did not start on 127.0.0.1:{self.port}")
+            time.sleep(0.02)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.server.should_exit = True
+        self.thread.join(timeout=10)
