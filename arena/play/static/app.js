@@ -79,7 +79,7 @@ function chicagoText(c, state) {
   return c.card ? `Your Low Chicago card: ${cardText(c.card)}` : "Low Chicago: no spade face down yet";
 }
 
-function resultEl(state, { onNext } = {}) {
+function resultEl(state, { onNext, onReplay, phhUrl } = {}) {
   const r = state.result;
   const box = el("div", {});
   const you = r.you;
@@ -106,12 +106,16 @@ function resultEl(state, { onNext } = {}) {
   if (state.session) {
     box.append(el("p", { text: `Running result: ${state.session.big_bets} BB over ${state.session.hands} hands` }));
   }
-  if (onNext) box.append(el("button", { id: "next-hand", class: "primary", onclick: onNext, text: "Next hand" }));
+  const buttons = el("div", { class: "result-buttons" });
+  if (onNext) buttons.append(el("button", { id: "next-hand", class: "primary", onclick: onNext, text: "Next hand" }));
+  if (onReplay) buttons.append(el("button", { id: "replay-this", onclick: onReplay, text: "Replay this hand" }));
+  if (phhUrl) buttons.append(el("a", { id: "download-phh", href: phhUrl, download: "", text: "Download PHH" }));
+  box.append(buttons);
   return box;
 }
 
 // Draws one state into the elements named by ids (table view or replay view).
-function drawTable(state, ids, { onNext } = {}) {
+function drawTable(state, ids, opts = {}) {
   const others = $(ids.others), mine = $(ids.mine);
   others.replaceChildren(...state.seats.filter((s) => !s.you).map((s) => seatEl(s, state)));
   mine.replaceChildren(...state.seats.filter((s) => s.you).map((s) => seatEl(s, state)));
@@ -126,7 +130,7 @@ function drawTable(state, ids, { onNext } = {}) {
   $(ids.last).textContent = state.last || "";
   const result = $(ids.result);
   result.hidden = !state.result;
-  result.replaceChildren(...(state.result ? [resultEl(state, { onNext })] : []));
+  result.replaceChildren(...(state.result ? [resultEl(state, opts)] : []));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -197,7 +201,10 @@ function show(state) {
     $("session-hands").textContent = state.session.hands;
   }
   drawTable(state, { others: "opponent-seats", mine: "my-seat", pot: "pot", wild: "wild", chicago: "chicago",
-    last: "last-action", result: "result" }, { onNext: live.queue.length ? null : nextHand });
+    last: "last-action", result: "result" }, live.queue.length ? {} : {
+    onNext: nextHand, onReplay: () => openOwnReplay(live.id, state.hand),
+    phhUrl: config && config.phh ? `/api/tables/${encodeURIComponent(live.id)}/hands/${state.hand}/phh` : null,
+  });
   const log = $("log");
   log.replaceChildren(...state.log.map((line) => el("li", { text: line })));
   log.scrollTop = log.scrollHeight;
