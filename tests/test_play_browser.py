@@ -6,9 +6,11 @@ runs/play_e2e/. Without Playwright or a Chromium these tests skip and say why.
 ``STUD_CHROMIUM`` names another browser binary (default ``/usr/bin/chromium``).
 """
 
+import json
 import os
 import shutil
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -49,8 +51,8 @@ def page(request):
     width, height = getattr(request, "param", (1280, 860))
     with sync_playwright() as p:
         # Playwright passes the profile folder as --user-data-dir itself.
-        ctx = p.chromium.launch_persistent_context(profile, executable_path=CHROMIUM, headless=True, args=ARGS,
-                                                   viewport={"width": width, "height": height})
+        ctx = p.chromium.launch_persistent_context(profile, executable_path=CHROMIUM, headless=True,
+                                                   args=ARGS, viewport={"width": width, "height": height})
         errors = []
         pg = ctx.pages[0] if ctx.pages else ctx.new_page()
         pg.on("pageerror", lambda e: errors.append(str(e)))
@@ -145,7 +147,7 @@ def _play_hand(page, app, url, *, game_name, players, seed, shot):
 
 def test_soko_hand_by_clicking(server, page):
     app, url = server
-    table, clicks = _play_hand(page, app, url, game_name="soko", players=3, seed=4, shot="soko.png")
+    _, clicks = _play_hand(page, app, url, game_name="soko", players=3, seed=4, shot="soko.png")
     assert clicks >= 4                      # a decision on each betting round at least
     page.click("#next-hand")                # the next hand is dealt and shown
     page.wait_for_selector("button.action, .waiting")
@@ -180,3 +182,48 @@ def test_phone_width_fits(server, page):
     overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
     assert overflow <= 0, f"the page is {overflow}px wider than a phone"
     assert page.locator("#chicago").is_visible()
+
+
+def _frames_after_first_call(seed: int) -> int:
+    t = Table(TableConfig(game="soko", players=4, opponents=("call",), seed=seed))
+    t.play_agents()
+    return len(t.act(1))
+
+
+def test_agents_actions_appear_one_by_one(server, page):
+    """At a pace of 400 ms the agents' actions after a click are shown one after another, each
+    for about that long, and the buttons come back only after the last."""
+    app, url = server
+    received = []
+    page.on("websocket", lambda ws: ws.on("framereceived", lambda payload: received.append(payload)))
+    page.goto(url)
+    page.wait_for_selector("#game option", state="attached")
+    page.evaluate("localStorage.setItem('pace', '400')")
+    page.evaluate("""() => { window.seen = [];
+        const box = document.getElementById('last-action');
+        new MutationObserver(() => seen.push(box.textContent))
+            .observe(box, { childList: true, characterData: true, subtree: true }); }""")
+    page.fill("#players", "4")
+    page.dispatch_event("#players", "input")
+    for box in page.locator("#opponents input").all():
+        box.fill("call")
+    seed = next(k for k in range(200) if _frames_after_first_call(k) >= 3)
+    page.fill("#seed", str(seed))
+    page.click("#start-button")
+    page.wait_for_selector("button.action")
+    count = len(received)
+    before = page.evaluate("live.shown.turn")
+    start = time.monotonic()
+    page.click('button.action[data-id="1"]')
+    page.wait_for_function(f"() => live.shown.turn !== {before} && live.queue.length > 0")
+    assert page.locator("button.action:enabled").count() == 0   # no buttons while agents act
+    page.wait_for_function("() => !live.queue.length && !live.timer")
+    elapsed = time.monotonic() - start
+    answer = [json.loads(m) for m in received[count:]]
+    frames = next(m["frames"] for m in answer if m["type"] == "frames")
+    assert len(frames) >= 3                      # the person's action and at least two agents'
+    assert elapsed >= 0.4 * (len(frames) - 1) * 0.9
+    seen = page.evaluate("seen")
+    lasts = [f["last"] for f in frames]
+    it = iter(seen)
+    assert all(any(text == last for text in it) for last in lasts), (lasts, seen)

@@ -8,7 +8,7 @@ pytest.importorskip("uvicorn")
 pytest.importorskip("websockets")
 pytest.importorskip("httpx")
 
-from arena.play.loadtest import LoadConfig, run_load  # noqa: E402
+from arena.play.loadtest import LoadConfig, run_load
 
 
 @pytest.mark.timeout(180)

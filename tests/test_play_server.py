@@ -10,12 +10,12 @@ import pytest
 pytest.importorskip("fastapi")
 pytest.importorskip("httpx")
 
-from fastapi.testclient import TestClient  # noqa: E402
-from starlette.websockets import WebSocketDisconnect  # noqa: E402
+from fastapi.testclient import TestClient
+from starlette.websockets import WebSocketDisconnect
 
-from arena.play.server import MAX_MESSAGE, ServerConfig, create_app  # noqa: E402
-from arena.play.table import Table  # noqa: E402
-from envs.engine.game import Game  # noqa: E402
+from arena.play.server import MAX_MESSAGE, ServerConfig, create_app
+from arena.play.table import Table
+from envs.engine.game import Game
 
 # Soko heads-up, button seat 0, so seat 1 is dealt first: seat 1 Ah down, Kd up, 7s, 8s, 9h;
 # seat 0 (the person) 2c down, 3c up, 3d, 5h, Jc. Seat 0 shows the low card and brings in; on
@@ -52,7 +52,8 @@ def last_state(msg):
 
 
 def act(ws, state, action):
-    ws.send_text(json.dumps({"type": "action", "action": action, "hand": state["hand"], "turn": state["turn"]}))
+    ws.send_text(json.dumps({"type": "action", "action": action, "hand": state["hand"],
+                             "turn": state["turn"]}))
     return receive(ws)
 
 
@@ -104,7 +105,8 @@ def test_illegal_and_malformed_messages_change_nothing():
         with client.websocket_connect(f"/ws/{table_id}") as ws:
             s = last_state(receive(ws))
             bad = [
-                json.dumps({"type": "action", "action": 0, "hand": 0, "turn": s["turn"]}),   # no fold vs bring-in
+                # no folding to the bring-in; then a size that is not offered
+                json.dumps({"type": "action", "action": 0, "hand": 0, "turn": s["turn"]}),
                 json.dumps({"type": "action", "action": 3, "hand": 0, "turn": s["turn"]}),   # masked size
                 json.dumps({"type": "action", "action": -1}),
                 json.dumps({"type": "action", "action": "1"}),

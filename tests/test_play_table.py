@@ -11,7 +11,7 @@ import pytest
 from arena.play.__main__ import main, parse_args
 from arena.play.table import Table, TableConfig, default_opponent, replay_frames
 from arena.play.terminal import parse_choice, play_terminal
-from envs.engine.events import EventKind, WinReason
+from envs.engine.events import ACTION_KINDS, EventKind, WinReason
 
 SOKO_DECK = "Ah 2c Kd 3c 7s 3d 8s 5h 9h Jc"  # see tests/test_play_server.py: seat 0 wins 19
 # Follow the Bitch heads-up, button 0 (seat 1 dealt first): seat 1 shows Qh, seat 0 then 7c:
@@ -77,10 +77,12 @@ def test_action_labels_follow_the_betting():
 def test_follow_the_queen_is_shown_as_it_changes():
     t = table(FTB_DECK, game="follow_the_bitch")
     s = t.state()
-    assert s["wild"] == {"rank": "7", "ranks": ["7"], "queen": "Qh", "card": "7c", "ended": None, "ended_by": None}
+    assert s["wild"] == {"rank": "7", "ranks": ["7"], "queen": "Qh", "card": "7c", "ended": None,
+                         "ended_by": None}
     s = t.act(1)[-1]   # check; the caller checks: betting round 2 is dealt
     assert s["street"] == 1
-    assert s["wild"] == {"rank": "5", "ranks": ["5"], "queen": "Qs", "card": "5d", "ended": "7", "ended_by": "Qs"}
+    assert s["wild"] == {"rank": "5", "ranks": ["5"], "queen": "Qs", "card": "5d", "ended": "7",
+                         "ended_by": "Qs"}
     assert s["seats"][0]["showing"] == "Pair of sevens"  # 7c with the wild 5d
     assert t.game.wild_rank == s["wild"]["rank"]
 
@@ -99,7 +101,7 @@ def test_replay_frames_walk_the_hand():
     final = play_calls(t)
     game = t.history[0].game
     mine = replay_frames(game, seat=0, names=t.names())
-    actions = [e for e in game.log if e.kind in ("fold", "check", "call", "bring_in", "complete", "bet", "raise")]
+    actions = [e for e in game.log if e.kind in ACTION_KINDS]
     assert len(mine) == len(actions) + 1
     assert mine[-1]["result"] == final["result"] and mine[0]["seats"][1]["hole"] == [None]
     everything = replay_frames(game, seat=None)
@@ -163,8 +165,9 @@ def test_bad_arguments_exit_2(capsys):
 
 
 def test_command_line_plays_a_hand():
-    r = subprocess.run([sys.executable, "-m", "arena.play", "--opponent", "call", "--seed", "3", "--hands", "1",
-                        "--ascii"], input="c\n" * 30, capture_output=True, text=True, timeout=120,
+    command = [sys.executable, "-m", "arena.play", "--opponent", "call", "--seed", "3", "--hands", "1",
+               "--ascii"]
+    r = subprocess.run(command, check=False, input="c\n" * 30, capture_output=True, text=True, timeout=120,
                        cwd=Path(__file__).resolve().parents[1])
     assert r.returncode == 0, r.stderr
     assert "*** Hand over" in r.stdout and "Running result" in r.stdout

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from envs.engine.rules import RULES
 
-__all__ = ["PlayConfig", "parse_args", "main", "cli"]
+__all__ = ["PlayConfig", "cli", "main", "parse_args"]
 
 
 @dataclass(frozen=True)
@@ -35,21 +35,26 @@ def parse_args(argv=None) -> PlayConfig:
     p = argparse.ArgumentParser(
         prog="python -m arena.play",
         description="Play stud against the agents: in the terminal, or with --web in the browser.")
-    p.add_argument("--web", action="store_true", help="serve the web table instead of playing in the terminal")
-    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)")
+    p.add_argument("--web", action="store_true",
+                   help="serve the web table instead of playing in the terminal")
+    p.add_argument("--host", default="127.0.0.1",
+                   help="address to listen on (default 127.0.0.1: this machine only)")
     p.add_argument("--port", type=int, default=8765)
     p.add_argument("--game", default="soko", choices=list(RULES), help="terminal: the preset")
-    p.add_argument("--betting", default=None, choices=["fixed_limit", "spread_limit", "pot_limit", "no_limit"],
+    p.add_argument("--betting", default=None,
+                   choices=["fixed_limit", "spread_limit", "pot_limit", "no_limit"],
                    help="terminal: the betting structure (default: the preset's fixed limit)")
     p.add_argument("--players", type=int, default=2, help="terminal: seats at the table, you included")
     p.add_argument("--opponent", action="append", default=[], metavar="SPEC",
                    help="terminal: an opponent's agent spec (once for all, or once per seat)")
     p.add_argument("--seed", type=int, default=None, help="terminal: the table's seed (default random)")
-    p.add_argument("--coach", default=None, metavar="SPEC", help="terminal: an agent whose action probabilities are shown for your decisions")
+    p.add_argument("--coach", default=None, metavar="SPEC",
+                   help="terminal: an agent whose action probabilities are shown for your decisions")
     p.add_argument("--default-opponent", default="champion",
                    help="the opponent offered first (falls back to equity when it is unknown)")
     p.add_argument("--pace-ms", type=int, default=900, help="web: default pause between agents' actions")
-    p.add_argument("--table-timeout", type=float, default=1800.0, help="web: seconds before an idle table is dropped")
+    p.add_argument("--table-timeout", type=float, default=1800.0,
+                   help="web: seconds before an idle table is dropped")
     p.add_argument("--hands", type=int, default=None, help="terminal: stop after this many hands")
     p.add_argument("--ascii", action="store_true", help="terminal: suits as letters, not symbols")
     p.add_argument("--phh-dir", default=None, help="terminal: save every finished hand as a PHH file here")

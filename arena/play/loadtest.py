@@ -16,12 +16,12 @@ import asyncio
 import json
 import sys
 import time
-from http.cookiejar import DefaultCookiePolicy
 from dataclasses import dataclass, field
+from http.cookiejar import DefaultCookiePolicy
 
 import numpy as np
 
-__all__ = ["LoadConfig", "LoadResult", "run_load", "main"]
+__all__ = ["LoadConfig", "LoadResult", "main", "run_load"]
 
 
 @dataclass(frozen=True)

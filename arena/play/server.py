@@ -41,16 +41,23 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Self
 
 from fastapi import FastAPI, Request, WebSocket, WebSocketDisconnect
 from fastapi.responses import FileResponse, JSONResponse, PlainTextResponse, Response
 from fastapi.staticfiles import StaticFiles
 
 from agents.registry import AGENTS
-from arena.play.table import GAME_TITLES, Table, TableConfig, default_opponent, replay_frames
+from arena.play.table import (
+    GAME_TITLES,
+    Table,
+    TableConfig,
+    default_opponent,
+    replay_frames,
+)
 from envs.engine.rules import RULES, Betting
 
-__all__ = ["ServerConfig", "create_app", "LocalServer", "Registry", "COOKIE", "MAX_MESSAGE", "MAX_UPLOAD"]
+__all__ = ["COOKIE", "MAX_MESSAGE", "MAX_UPLOAD", "LocalServer", "Registry", "ServerConfig", "create_app"]
 
 STATIC = Path(__file__).parent / "static"
 COOKIE = "stud_session"
@@ -163,14 +170,16 @@ def _error(message: str, status: int = 400) -> JSONResponse:
 
 
 def _table_summary(table_id: str, t: Table) -> dict:
-    return {"id": table_id, "game": t.rules.name, "betting": t.rules.betting.value, "title": GAME_TITLES.get(t.rules.name, t.rules.name),
+    return {"id": table_id, "game": t.rules.name, "betting": t.rules.betting.value,
+            "title": GAME_TITLES.get(t.rules.name, t.rules.name),
             "players": t.num_players, "opponents": [s.name for s in t.seats if s.agent is not None],
             "seed": t.seed, "hand": t.hand_number, "session": t.session(), "coach": t.coach_name}
 
 
 def _parse_table_request(body: object, default: str) -> TableConfig:
     if not isinstance(body, dict):
-        raise ValueError("send a JSON object: {\"game\": ..., \"players\": ..., \"opponents\": [...]}")
+        raise ValueError(  # noqa: TRY004 (bad input, answered like any other)
+            "send a JSON object: {\"game\": ..., \"players\": ..., \"opponents\": [...]}")
     unknown = sorted(set(body) - {"game", "players", "opponents", "seed", "coach", "betting"})
     if unknown:
         raise ValueError(f"unknown field(s) {', '.join(map(str, unknown))}; "
@@ -249,7 +258,8 @@ def create_app(cfg: ServerConfig | None = None, *, clock=time.monotonic, make_ta
         games = [{"name": name, "title": GAME_TITLES.get(name, name), "min_players": r.min_players,
                   "max_players": r.max_players} for name, r in RULES.items()]
         agents = [{"name": name, "about": about} for name, (_, _, _, about) in AGENTS.items()]
-        body = {"games": games, "agents": agents, "betting": [b.value for b in Betting], "default_opponent": opponent, "pace_ms": cfg.pace_ms,
+        body = {"games": games, "agents": agents, "betting": [b.value for b in Betting],
+                "default_opponent": opponent, "pace_ms": cfg.pace_ms,
                 "phh": phh_module() is not None}
         return with_cookie(JSONResponse(body), session_of(request))
 
@@ -343,7 +353,8 @@ def create_app(cfg: ServerConfig | None = None, *, clock=time.monotonic, make_ta
         except UnicodeDecodeError:
             return _error("the file is not UTF-8 text")
         except (ValueError, KeyError, TypeError) as exc:
-            return _error(f"not a hand history this table can replay: {str(exc).splitlines()[0] if str(exc) else exc!r}")
+            why = str(exc).splitlines()[0] if str(exc) else repr(exc)
+            return _error(f"not a hand history this table can replay: {why}")
         return JSONResponse({"frames": frames})
 
     @app.websocket("/ws/{table_id}")
@@ -439,11 +450,12 @@ async def _handle(ws: WebSocket, entry: Entry, text: str) -> None:
                     raise ValueError("this table has no coach")
                 frames = None
             else:
-                raise ValueError(f"unknown message type {kind[:40]!r}; types: action, next_hand, state, coach")
+                raise ValueError(f"unknown message type {kind[:40]!r}; "
+                                 "types: action, next_hand, state, coach")
     except ValueError as exc:
         await _send_error(ws, str(exc))
         return
-    except Exception as exc:  # an agent that breaks must not take the server down
+    except Exception as exc:  # noqa: BLE001 (an agent that breaks must not take the server down)
         await _send_error(ws, f"the table hit an error: {type(exc).__name__}: {exc}"[:300])
         return
     if frames is not None:
@@ -469,7 +481,7 @@ class LocalServer:
                                                     ws_max_size=65536))
         self.thread = threading.Thread(target=self.server.run, daemon=True)
 
-    def __enter__(self) -> LocalServer:
+    def __enter__(self) -> Self:
         self.thread.start()
         deadline = time.monotonic() + 30
         while not self.server.started:

@@ -23,15 +23,36 @@ import numpy as np
 
 from agents.base import Agent
 from agents.registry import AGENTS, check_spec, display_name, make_agent
-from envs.actions import CHECK_CALL, FIRST_BET, FOLD, action_mask, apply_action, choose_action
+from envs.actions import (
+    CHECK_CALL,
+    FIRST_BET,
+    FOLD,
+    action_mask,
+    apply_action,
+    choose_action,
+)
 from envs.engine.cards import Card
 from envs.engine.events import ACTION_KINDS, BET_KINDS, EventKind, WinReason
 from envs.engine.game import Game, PlayerView
-from envs.engine.rules import (BETTING_STRUCTURES, RULES, Rules, get_rules, low_chicago_key,
-                               rules_evaluator)
+from envs.engine.rules import (
+    BETTING_STRUCTURES,
+    RULES,
+    Rules,
+    get_rules,
+    low_chicago_key,
+    rules_evaluator,
+)
 
-__all__ = ["TableConfig", "Table", "table_state", "action_choices", "replay_frames",
-           "default_opponent", "MAX_HISTORY", "GAME_TITLES"]
+__all__ = [
+    "GAME_TITLES",
+    "MAX_HISTORY",
+    "Table",
+    "TableConfig",
+    "action_choices",
+    "default_opponent",
+    "replay_frames",
+    "table_state",
+]
 
 MAX_HISTORY = 500
 """Finished hands a table keeps for replay and download (the oldest go first)."""
@@ -334,7 +355,8 @@ def _wild_state(view: PlayerView) -> dict | None:
                 ended, ended_by = e.ended, _card(queen)
             else:
                 made_by, follower = _card(queen), _card(last_up)
-    return {"rank": view.wild_rank, "ranks": list(view.wild_ranks), "queen": made_by if view.wild_rank else None,
+    return {"rank": view.wild_rank, "ranks": list(view.wild_ranks),
+            "queen": made_by if view.wild_rank else None,
             "card": follower if view.wild_rank else None, "ended": ended, "ended_by": ended_by}
 
 
@@ -360,14 +382,14 @@ def _result(view: PlayerView, names: Sequence[str]) -> dict | None:
         if e.kind == EventKind.WIN:
             won[e.seat] += e.amount
             why = str(e.value) if e.reason == WinReason.BEST_HAND else e.reason.value
-            pot = pots.setdefault(e.pot, {"pot": e.pot, "name": "Main pot" if e.pot == 0 else f"Side pot {e.pot}",
-                                          "amount": 0, "winners": []})
+            name = "Main pot" if e.pot == 0 else f"Side pot {e.pot}"
+            pot = pots.setdefault(e.pot, {"pot": e.pot, "name": name, "amount": 0, "winners": []})
             pot["amount"] += e.amount
             pot["winners"].append({"seat": e.seat, "name": names[e.seat], "amount": e.amount,
                                    "reason": e.reason.value, "why": why})
     payoffs = [won[p] - view.total_committed[p] for p in range(view.num_players)]
-    shows = [{"seat": e.seat, "name": names[e.seat], "cards": [str(c) for c in e.cards], "value": str(e.value)}
-             for e in view.log if e.kind == EventKind.SHOW]
+    shows = [{"seat": e.seat, "name": names[e.seat], "cards": [str(c) for c in e.cards],
+              "value": str(e.value)} for e in view.log if e.kind == EventKind.SHOW]
     return {"how": ends[-1].how, "payoffs": payoffs, "pots": [pots[k] for k in sorted(pots)], "shows": shows,
             "you": payoffs[view.seat], "you_big_bets": round(payoffs[view.seat] / view.rules.big_bet, 3)}
 
@@ -431,8 +453,8 @@ def table_state(view: PlayerView, *, names: Sequence[str], hand: int, session: d
         "your_turn": view.current_player == view.seat,
         "seats": seats, "wild": _wild_state(view), "low_chicago": _chicago_state(view),
         "actions": action_choices(view, mask), "log": [e.describe() for e in view.log],
-        "last": next((e.describe() for e in reversed(view.log) if e.kind in ACTION_KINDS or e.kind == EventKind.END),
-                     None),
+        "last": next((e.describe() for e in reversed(view.log)
+                      if e.kind in ACTION_KINDS or e.kind == EventKind.END), None),
         "result": result, "session": session,
     }
 

@@ -18,7 +18,7 @@ from typing import TextIO
 
 from arena.play.table import Table
 
-__all__ = ["render_text", "render_result", "play_terminal", "parse_choice"]
+__all__ = ["parse_choice", "play_terminal", "render_result", "render_text"]
 
 SUIT_TEXT = {"c": "\u2663", "d": "\u2666", "h": "\u2665", "s": "\u2660"}
 
@@ -35,8 +35,9 @@ def _cards(cards, *, ascii_only: bool) -> str:
 
 def render_text(state: dict, *, ascii_only: bool = False) -> str:
     """The table in text: one block per seat (the person's last), then the pot and the wilds."""
-    lines = [f"== {state['title']} - hand {state['hand'] + 1} (seed {state['seed']}) - betting round "
-             f"{state['street'] + 1} of {state['streets']}, bet {state['bet_size']} =="]
+    head = (f"== {state['title']} - hand {state['hand'] + 1} (seed {state['seed']}) - betting round "
+            f"{state['street'] + 1} of {state['streets']}, bet {state['bet_size']} ==")
+    lines = [head]
     seats = [s for s in state["seats"] if not s["you"]] + [s for s in state["seats"] if s["you"]]
     for s in seats:
         mark = ">" if state["current"] == s["seat"] else " "
@@ -97,7 +98,8 @@ def parse_choice(text: str, choices: list[dict]) -> int | None:
         i = int(t)
         return choices[i - 1]["id"] if 1 <= i <= len(choices) else None
     words = {"f": ("fold",), "fold": ("fold",), "x": ("check",), "k": ("check",), "check": ("check",),
-             "c": ("check", "call", "bring_in"), "call": ("call", "check", "bring_in"), "bring": ("bring_in",),
+             "c": ("check", "call", "bring_in"), "call": ("call", "check", "bring_in"),
+             "bring": ("bring_in",),
              "b": ("bet", "raise", "complete"), "r": ("raise", "bet", "complete"), "bet": ("bet", "raise"),
              "raise": ("raise", "bet"), "complete": ("complete",)}
     for kind in words.get(t, ()):

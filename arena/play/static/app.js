@@ -52,7 +52,7 @@ function seatEl(seat, state) {
       el("span", { class: "stack", text: `stack ${seat.stack}` }),
       el("span", { class: "in", text: `in ${seat.total}` }),
       status ? el("span", { text: status }) : null),
-    el("div", { class: "showing", text: seat.value ? seat.value : seat.showing ? `showing ${seat.showing}` : "" }),
+    el("div", { class: "showing", text: seat.value || (seat.showing ? `showing ${seat.showing}` : "") }),
     el("div", { class: "act", text: seat.last_action || "" }));
 }
 
@@ -64,9 +64,10 @@ function cardText(card) {
 function wildText(w) {
   if (!w) return null;
   const parts = [];
-  if (w.rank) parts.push(`Wild: ${w.rank === "T" ? "10" : w.rank}s (the ${cardText(w.card)} after the ${cardText(w.queen)})`);
+  const rank = (r) => (r === "T" ? "10" : r);
+  if (w.rank) parts.push(`Wild: ${rank(w.rank)}s (the ${cardText(w.card)} after the ${cardText(w.queen)})`);
   else parts.push("Nothing wild");
-  if (w.ended) parts.push(`the ${cardText(w.ended_by)} ended ${w.ended === "T" ? "10" : w.ended}s wild`);
+  if (w.ended) parts.push(`the ${cardText(w.ended_by)} ended ${rank(w.ended)}s wild`);
   if (w.ranks.includes("Q") && w.rank !== "Q") parts.push("queens wild");
   return parts.join("; ");
 }
@@ -83,8 +84,8 @@ function resultEl(state, { onNext, onReplay, phhUrl } = {}) {
   const r = state.result;
   const box = el("div", {});
   const you = r.you;
-  box.append(el("h2", { text: `Hand over (${r.how}): you ${you > 0 ? "won" : you < 0 ? "lost" : "broke even"}` },
-  ));
+  const outcome = you > 0 ? "won" : you < 0 ? "lost" : "broke even";
+  box.append(el("h2", { text: `Hand over (${r.how}): you ${outcome}` }));
   box.append(el("p", { id: "payoff", class: you > 0 ? "won" : you < 0 ? "lost" : "",
     text: `${you > 0 ? "+" : ""}${you} chips (${r.you_big_bets > 0 ? "+" : ""}${r.you_big_bets} BB)` }));
   const pots = el("ul", { class: "pots" });
@@ -104,12 +105,19 @@ function resultEl(state, { onNext, onReplay, phhUrl } = {}) {
     box.append(el("div", { text: "Showdown" }), shows);
   }
   if (state.session) {
-    box.append(el("p", { text: `Running result: ${state.session.big_bets} BB over ${state.session.hands} hands` }));
+    const ses = state.session;
+    box.append(el("p", { text: `Running result: ${ses.big_bets} BB over ${ses.hands} hands` }));
   }
   const buttons = el("div", { class: "result-buttons" });
-  if (onNext) buttons.append(el("button", { id: "next-hand", class: "primary", onclick: onNext, text: "Next hand" }));
-  if (onReplay) buttons.append(el("button", { id: "replay-this", onclick: onReplay, text: "Replay this hand" }));
-  if (phhUrl) buttons.append(el("a", { id: "download-phh", href: phhUrl, download: "", text: "Download PHH" }));
+  if (onNext) {
+    buttons.append(el("button", { id: "next-hand", class: "primary", onclick: onNext, text: "Next hand" }));
+  }
+  if (onReplay) {
+    buttons.append(el("button", { id: "replay-this", onclick: onReplay, text: "Replay this hand" }));
+  }
+  if (phhUrl) {
+    buttons.append(el("a", { id: "download-phh", href: phhUrl, download: "", text: "Download PHH" }));
+  }
   box.append(buttons);
   return box;
 }
@@ -136,7 +144,9 @@ function drawTable(state, ids, opts = {}) {
 // ---------------------------------------------------------------------------------------------
 // The live table: a WebSocket, a queue of frames shown at the chosen pace
 
-const live = { id: null, ws: null, queue: [], shown: null, timer: null, coach: null, retry: 0, closed: false };
+const live = {
+  id: null, ws: null, queue: [], shown: null, timer: null, coach: null, retry: 0, closed: false,
+};
 let config = null;
 
 function pace() {
@@ -160,7 +170,10 @@ function connect(id) {
   };
   ws.onclose = (ev) => {
     if (live.ws !== ws || live.closed) return;
-    if (ev.code === 4404) { $("table-error").textContent = "This table is gone (it timed out or was left)."; return; }
+    if (ev.code === 4404) {
+      $("table-error").textContent = "This table is gone (it timed out or was left).";
+      return;
+    }
     const wait = Math.min(8000, 500 * 2 ** live.retry++);
     $("table-error").textContent = "Connection lost; reconnecting...";
     setTimeout(() => { if (live.id === id && !live.closed) connect(id); }, wait);
@@ -203,7 +216,8 @@ function show(state) {
   drawTable(state, { others: "opponent-seats", mine: "my-seat", pot: "pot", wild: "wild", chicago: "chicago",
     last: "last-action", result: "result" }, live.queue.length ? {} : {
     onNext: nextHand, onReplay: () => openOwnReplay(live.id, state.hand),
-    phhUrl: config && config.phh ? `/api/tables/${encodeURIComponent(live.id)}/hands/${state.hand}/phh` : null,
+    phhUrl: config && config.phh
+      ? `/api/tables/${encodeURIComponent(live.id)}/hands/${state.hand}/phh` : null,
   });
   const log = $("log");
   log.replaceChildren(...state.log.map((line) => el("li", { text: line })));
@@ -285,7 +299,8 @@ function drawReplay() {
   for (const b of ["rp-first", "rp-prev"]) $(b).disabled = replay.at <= 0;
   for (const b of ["rp-next", "rp-last"]) $(b).disabled = replay.at >= n - 1;
   if (!n) return;
-  drawTable(replay.frames[replay.at], { others: "rp-opponents", mine: "rp-mine", pot: "rp-pot", wild: "rp-wild",
+  drawTable(replay.frames[replay.at], {
+    others: "rp-opponents", mine: "rp-mine", pot: "rp-pot", wild: "rp-wild",
     chicago: "rp-chicago", last: "rp-last-action", result: "rp-result" });
 }
 
@@ -349,7 +364,8 @@ async function drawTabs() {
   if (!res.ok) return;
   const tables = await res.json();
   $("tabs").replaceChildren(...tables.map((t) => el("a", { href: `#table=${t.id}`,
-    class: live.id === t.id && !$("table-view").hidden ? "current" : "", text: `${t.title} (${t.players})` })));
+    class: live.id === t.id && !$("table-view").hidden ? "current" : "",
+    text: `${t.title} (${t.players})` })));
 }
 
 function route() {
@@ -365,8 +381,10 @@ function route() {
   } else if (hash.startsWith("replay")) {
     showView("replay");
     const what = hash.slice(7);
+    $("back-to-table").hidden = !what;
     if (what) {
       const [id, hand] = what.split("/");
+      $("back-to-table").href = `#table=${id}`;
       loadReplay(fetch(`/api/tables/${id}/hands/${Number(hand)}/replay`),
         `Hand ${Number(hand) + 1} as you saw it`);
     } else {
@@ -382,8 +400,10 @@ async function init() {
   const res = await fetch("/api/config");
   config = await res.json();
   $("game").replaceChildren(...config.games.map((g) => el("option", { value: g.name, text: g.title })));
-  $("betting").replaceChildren(...config.betting.map((b) => el("option", { value: b, text: b.replace("_", " ") })));
-  $("agent-names").replaceChildren(...config.agents.map((a) => el("option", { value: a.name, text: a.about })));
+  $("betting").replaceChildren(...config.betting.map(
+    (b) => el("option", { value: b, text: b.replace("_", " ") })));
+  $("agent-names").replaceChildren(...config.agents.map(
+    (a) => el("option", { value: a.name, text: a.about })));
   $("agent-help").textContent = "Agents: " + config.agents.map((a) => a.name).join(", ") +
     ". Options go after a colon, e.g. equity:samples=100.";
   $("game").addEventListener("change", syncPlayers);
@@ -406,7 +426,8 @@ async function init() {
     const file = ev.target.files[0];
     if (!file) return;
     const text = await file.text();
-    loadReplay(fetch("/api/replay", { method: "POST", headers: { "Content-Type": "text/plain" }, body: text }),
+    const upload = { method: "POST", headers: { "Content-Type": "text/plain" }, body: text };
+    loadReplay(fetch("/api/replay", upload),
       `${file.name}: every card the file holds`);
   });
   if (!config.phh) $("replay-note").textContent = "PHH files need envs/engine/phh.py (not installed).";
