@@ -4,6 +4,7 @@ and the leak test (the messages before showdown do not depend on the opponents' 
 
 import json
 import re
+import time
 
 import pytest
 
@@ -350,3 +351,25 @@ def test_page_and_static_files_are_served():
         cfg = client.get("/api/config").json()
         assert cfg["default_opponent"] == "call"
         assert {g["name"] for g in cfg["games"]} >= {"soko", "follow_the_bitch"}
+
+
+def test_a_slow_coach_does_not_hold_up_the_table():
+    class SlowCoachTable(Table):
+        def coach_answer(self, *question):
+            time.sleep(1.5)
+            return super().coach_answer(*question)
+
+    app = create_app(ServerConfig(default_opponent="call"),
+                     make_table=lambda cfg: SlowCoachTable(cfg, deck_for_hand=lambda k: SOKO_DECK))
+    client = TestClient(app)
+    client.get("/")
+    with client:
+        table_id = new_table(client, coach="call")
+        with client.websocket_connect(f"/ws/{table_id}") as ws:
+            s = last_state(receive(ws))
+            start = time.monotonic()
+            msg = act(ws, s, 1)                 # answered before the coach's first answer
+            assert msg["type"] == "frames" and time.monotonic() - start < 1.2
+            late = [receive(ws), receive(ws)]  # both coach answers, the first one stale now
+            assert [m["type"] for m in late] == ["coach", "coach"]
+            assert sorted(m["turn"] for m in late) == [s["turn"], last_state(msg)["turn"]]

@@ -368,11 +368,12 @@ def create_app(cfg: ServerConfig | None = None, *, clock=time.monotonic, make_ta
         entry.connections += 1
         bucket = _Bucket(cfg.rate_per_s, cfg.burst)
         dropped = 0
+        conn = _Connection(ws)
         try:
             async with entry.lock:  # a new table, or a reload while agents were to act
                 frames = [entry.table.state()] + await asyncio.to_thread(entry.table.play_agents)
-            await ws.send_text(_dump({"type": "frames", "frames": frames}))
-            await _send_coach(ws, entry)
+            await conn.send({"type": "frames", "frames": frames})
+            _ask_coach(conn, entry)
             while True:
                 message = await ws.receive()
                 if message["type"] == "websocket.disconnect":
@@ -384,18 +385,19 @@ def create_app(cfg: ServerConfig | None = None, *, clock=time.monotonic, make_ta
                     if dropped > cfg.max_dropped:
                         await ws.close(code=WS_CLOSE_FLOOD)
                         break
-                    await _send_error(ws, "too many messages: slow down")
+                    await _send_error(conn, "too many messages: slow down")
                     continue
                 if text is None:
-                    await _send_error(ws, "send JSON text, not binary data")
+                    await _send_error(conn, "send JSON text, not binary data")
                     continue
                 if len(text) > MAX_MESSAGE:
-                    await _send_error(ws, f"message too large (over {MAX_MESSAGE} characters)")
+                    await _send_error(conn, f"message too large (over {MAX_MESSAGE} characters)")
                     continue
-                await _handle(ws, entry, text)
+                await _handle(conn, entry, text)
         except WebSocketDisconnect:
             pass
         finally:
+            conn.close()
             entry.connections -= 1
             entry.last_seen = registry.clock()
 
@@ -406,29 +408,61 @@ def _dump(obj) -> str:
     return json.dumps(obj, separators=(",", ":"))
 
 
-async def _send_error(ws: WebSocket, message: str) -> None:
-    await ws.send_text(_dump({"type": "error", "message": message}))
+class _Connection:
+    """One browser's socket: sends go one at a time (the coach answers from a task of its own,
+    so the person may act while the coach still thinks)."""
+
+    def __init__(self, ws: WebSocket) -> None:
+        self.ws = ws
+        self.send_lock = asyncio.Lock()
+        self.tasks: set[asyncio.Task] = set()
+
+    async def send(self, obj) -> None:
+        async with self.send_lock:
+            await self.ws.send_text(_dump(obj))
+
+    def close(self) -> None:
+        for task in self.tasks:
+            task.cancel()
 
 
-async def _send_coach(ws: WebSocket, entry: Entry) -> None:
+async def _send_error(conn: _Connection, message: str) -> None:
+    await conn.send({"type": "error", "message": message})
+
+
+def _ask_coach(conn: _Connection, entry: Entry) -> None:
+    """Start the coach on the person's decision now, if there is a coach and a decision."""
     t = entry.table
-    if t.coach is None or not t.human_to_act:
+    if t.coach is None:
         return
-    async with entry.lock:
-        advice = await asyncio.to_thread(t.coach_advice)
-    if advice is not None:
-        await ws.send_text(_dump(advice))
+    question = t.coach_question()  # the event loop holds no await here: the table cannot move
+    if question is None:
+        return
+
+    async def answer():
+        try:
+            advice = await asyncio.to_thread(t.coach_answer, *question)
+            await conn.send(advice)
+        except (WebSocketDisconnect, RuntimeError, asyncio.CancelledError):
+            pass
+        except Exception as exc:  # noqa: BLE001 (a coach that breaks must not take the table down)
+            with contextlib.suppress(Exception):
+                await _send_error(conn, f"the coach hit an error: {type(exc).__name__}: {exc}"[:300])
+
+    task = asyncio.create_task(answer())
+    conn.tasks.add(task)
+    task.add_done_callback(conn.tasks.discard)
 
 
-async def _handle(ws: WebSocket, entry: Entry, text: str) -> None:
+async def _handle(conn: _Connection, entry: Entry, text: str) -> None:
     """One message from the browser: play it, or answer why not (nothing changes then)."""
     try:
         msg = json.loads(text)
     except (json.JSONDecodeError, RecursionError):
-        await _send_error(ws, "a message must be JSON, like {\"type\": \"action\", \"action\": 1}")
+        await _send_error(conn, "a message must be JSON, like {\"type\": \"action\", \"action\": 1}")
         return
     if not isinstance(msg, dict) or not isinstance(msg.get("type"), str):
-        await _send_error(ws, "a message is a JSON object with a \"type\"")
+        await _send_error(conn, "a message is a JSON object with a \"type\"")
         return
     kind = msg["type"]
     t = entry.table
@@ -453,14 +487,14 @@ async def _handle(ws: WebSocket, entry: Entry, text: str) -> None:
                 raise ValueError(f"unknown message type {kind[:40]!r}; "
                                  "types: action, next_hand, state, coach")
     except ValueError as exc:
-        await _send_error(ws, str(exc))
+        await _send_error(conn, str(exc))
         return
     except Exception as exc:  # noqa: BLE001 (an agent that breaks must not take the server down)
-        await _send_error(ws, f"the table hit an error: {type(exc).__name__}: {exc}"[:300])
+        await _send_error(conn, f"the table hit an error: {type(exc).__name__}: {exc}"[:300])
         return
     if frames is not None:
-        await ws.send_text(_dump({"type": "frames", "frames": frames}))
-    await _send_coach(ws, entry)
+        await conn.send({"type": "frames", "frames": frames})
+    _ask_coach(conn, entry)
 
 
 

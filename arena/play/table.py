@@ -16,6 +16,7 @@ the same actions. The button moves one seat each hand; every hand starts from fu
 from __future__ import annotations
 
 import secrets
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -161,6 +162,7 @@ class Table:
                 self.seats.append(_Seat(display_name(spec), make_agent(spec)))
         self.coach: Agent | None = make_agent(self.config.coach) if self.config.coach else None
         self.coach_name = display_name(self.config.coach) if self.config.coach else None
+        self._coach_lock = threading.Lock()  # one question at a time for the coach agent
         self.hand_number = -1
         self.game: Game | None = None
         self.history: list[HandRecord] = []
@@ -254,29 +256,39 @@ class Table:
 
     def state(self) -> dict:
         """The person's screen now (:func:`table_state` of the person's view)."""
-        return table_state(self.game.view(self.human), names=self.names(), hand=self.hand_number,
-                           session=self.session(), seed=self.seed)
+        state = table_state(self.game.view(self.human), names=self.names(), hand=self.hand_number,
+                            session=self.session(), seed=self.seed)
+        state["coach"] = self.coach_name
+        return state
 
-    def coach_advice(self) -> dict | None:
-        """The coach's action probabilities for the person's decision now, or None (no coach,
-        or the person is not to act). The coach sees only the person's view."""
+    def coach_question(self) -> tuple | None:
+        """What the coach is asked about the person's decision now (the person's view, the
+        mask, the hand number), or None (no coach, or the person is not to act). Cheap: the
+        server takes it under the table's lock and leaves the thinking to :meth:`coach_answer`."""
         if self.coach is None or not self.human_to_act:
             return None
-        g = self.game
-        view = g.view(self.human)
-        mask = action_mask(g)
-        # One seed per decision, so asking twice gives the same answer.
-        self.coach.reset(int(np.random.SeedSequence(self.seed, spawn_key=(self.hand_number, len(view.log),
-                                                                           1)).generate_state(1)[0]))
-        probs = self.coach.policy(view, mask)
-        known = probs is not None
-        if not known:
-            probs = np.zeros(len(mask))
-            probs[choose_action(self.coach, g, mask)] = 1.0
-        choices = action_choices(view, mask)
-        return {"type": "coach", "agent": self.coach_name, "hand": self.hand_number, "turn": len(view.log),
+        return self.game.view(self.human), action_mask(self.game), self.hand_number
+
+    def coach_answer(self, view: PlayerView, mask: np.ndarray, hand: int) -> dict:
+        """The coach's action probabilities at ``view`` (its :meth:`Agent.policy`; where that is
+        unknown, its choice with probability 1). The coach sees only the person's view; it is
+        re-seeded per decision, so asking twice gives the same answer."""
+        with self._coach_lock:
+            self.coach.reset(int(np.random.SeedSequence(self.seed, spawn_key=(hand, len(view.log), 1))
+                                 .generate_state(1)[0]))
+            probs = self.coach.policy(view, mask)
+            known = probs is not None
+            if not known:
+                probs = np.zeros(len(mask))
+                probs[int(self.coach.act(view, mask))] = 1.0
+        return {"type": "coach", "agent": self.coach_name, "hand": hand, "turn": len(view.log),
                 "known": known,
-                "choices": [dict(c, p=round(float(probs[c["id"]]), 4)) for c in choices]}
+                "choices": [dict(c, p=round(float(probs[c["id"]]), 4)) for c in action_choices(view, mask)]}
+
+    def coach_advice(self) -> dict | None:
+        """:meth:`coach_answer` for the decision now, or None (the terminal table's coach)."""
+        question = self.coach_question()
+        return None if question is None else self.coach_answer(*question)
 
 
 # --------------------------------------------------------------------------------------------

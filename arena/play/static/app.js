@@ -259,12 +259,14 @@ function drawActions() {
 function drawCoach() {
   const panel = $("coach-panel");
   const c = live.coach, s = live.shown;
-  if (!c || !s || c.hand !== s.hand || c.turn !== s.turn || !s.your_turn) {
-    $("coach-advice").replaceChildren(el("span", { class: "hint", text: "Advice appears on your turn." }));
+  if (!s || !s.coach) return;
+  panel.hidden = false;
+  $("coach-name").textContent = s.coach;
+  if (!c || c.hand !== s.hand || c.turn !== s.turn || !s.your_turn) {
+    const waiting = s.your_turn && !live.queue.length ? `${s.coach} is thinking...` : "Advice appears on your turn.";
+    $("coach-advice").replaceChildren(el("span", { class: "hint", text: waiting }));
     return;
   }
-  panel.hidden = false;
-  $("coach-name").textContent = c.agent;
   const rows = c.choices.map((ch) => el("div", { class: "coach-row" },
     el("span", { text: ch.label }),
     el("span", { class: "coach-bar" }, el("span", { style: `width:${Math.round(ch.p * 100)}%` })),
