@@ -193,7 +193,7 @@ def _frames_after_first_call(seed: int) -> int:
 def test_agents_actions_appear_one_by_one(server, page):
     """At a pace of 400 ms the agents' actions after a click are shown one after another, each
     for about that long, and the buttons come back only after the last."""
-    app, url = server
+    _, url = server
     received = []
     page.on("websocket", lambda ws: ws.on("framereceived", lambda payload: received.append(payload)))
     page.goto(url)
@@ -227,3 +227,24 @@ def test_agents_actions_appear_one_by_one(server, page):
     lasts = [f["last"] for f in frames]
     it = iter(seen)
     assert all(any(text == last for text in it) for last in lasts), (lasts, seen)
+
+
+def test_reload_resumes_the_table(server, page):
+    _, url = server
+    page.goto(url)
+    page.wait_for_selector("#game option", state="attached")
+    for box in page.locator("#opponents input").all():
+        box.fill("call")
+    page.fill("#seed", "8")
+    page.click("#start-button")
+    page.wait_for_selector("button.action")
+    before = page.evaluate("live.shown.turn")
+    page.click('button.action[data-id="1"]')
+    page.wait_for_function(f"() => live.shown.turn !== {before} && !live.queue.length && !live.timer")
+    shown = page.evaluate("JSON.stringify([live.shown.turn, live.shown.pot, live.shown.seats])")
+    cards = _cards(page.locator("#my-seat"))
+    page.reload()
+    page.wait_for_function("() => live.shown && !live.queue.length && !live.timer")
+    assert page.evaluate("JSON.stringify([live.shown.turn, live.shown.pot, live.shown.seats])") == shown
+    assert _cards(page.locator("#my-seat")) == cards
+    assert page.locator("#tabs a").count() >= 1     # the browser's tables, listed in the header

@@ -15,7 +15,7 @@ from fastapi.testclient import TestClient
 from starlette.websockets import WebSocketDisconnect
 
 from arena.play.server import MAX_MESSAGE, ServerConfig, create_app
-from arena.play.table import Table
+from arena.play.table import Table, TableConfig
 from envs.engine.game import Game
 
 # Soko heads-up, button seat 0, so seat 1 is dealt first: seat 1 Ah down, Kd up, 7s, 8s, 9h;
@@ -373,3 +373,61 @@ def test_a_slow_coach_does_not_hold_up_the_table():
             late = [receive(ws), receive(ws)]  # both coach answers, the first one stale now
             assert [m["type"] for m in late] == ["coach", "coach"]
             assert sorted(m["turn"] for m in late) == [s["turn"], last_state(msg)["turn"]]
+
+
+def test_phh_endpoints_call_the_phh_module(monkeypatch):
+    """The download and upload go through ``to_phh(game, seat=..., hand_id=...)`` and
+    ``read_phh(text)``: here a stand-in module records the calls (the real one is tested
+    above where it is installed)."""
+    import types
+
+    from arena.play import server
+
+    calls = {}
+
+    def to_phh(game, *, seat=None, hand_id=None, **user_fields):
+        calls["to_phh"] = (game, seat, hand_id, user_fields)
+        return "variant = 'soko'\n"
+
+    def read_phh(text):
+        calls["read_phh"] = text
+        if "soko" not in text:
+            raise ValueError("line 1: not a PHH field")
+        return calls["to_phh"][0]
+
+    fake = types.SimpleNamespace(to_phh=to_phh, read_phh=read_phh)
+    monkeypatch.setattr(server, "phh_module", lambda: fake)
+    _, client = make_client(SOKO_DECK)
+    with client:
+        table_id = new_table(client)
+        with client.websocket_connect(f"/ws/{table_id}") as ws:
+            s = last_state(receive(ws))
+            for action in (1, 2, 1, 2):
+                s = last_state(act(ws, s, action))
+        assert client.get("/api/config").json()["phh"] is True
+        r = client.get(f"/api/tables/{table_id}/hands/0/phh")
+        assert r.status_code == 200 and r.text == "variant = 'soko'\n"
+        assert r.headers["content-disposition"] == f'attachment; filename="soko_{table_id}_0.phh"'
+        game, seat, hand_id, fields = calls["to_phh"]
+        assert game.payoffs == (19, -19) and seat == 0 and hand_id == f"{table_id}-0"
+        assert fields == {"table_seed": 5}
+        frames = client.post("/api/replay", content=b"variant = 'soko'\n").json()["frames"]
+        assert frames[0]["seats"][1]["hole"] == ["Ah"]       # a whole-hand replay shows every card
+        assert frames[-1]["result"]["payoffs"] == [19, -19] and len(frames) == 11
+        bad = client.post("/api/replay", content=b"nonsense")
+        assert bad.status_code == 400 and bad.json()["error"].endswith("line 1: not a PHH field")
+        assert client.post("/api/replay", content=b"\xff\xfe").status_code == 400
+        assert client.post("/api/replay", content=b"x" * (300 * 1024)).status_code == 413
+
+
+def test_terminal_saves_phh(tmp_path):
+    phh = pytest.importorskip("envs.engine.phh")
+    import io
+
+    from arena.play.terminal import play_terminal
+
+    t = Table(TableConfig(opponents=("call",), seed=5), deck_for_hand=lambda k: SOKO_DECK)
+    lines = iter(["1", "2", "1", "2", "s", "q"])
+    play_terminal(t, input_fn=lambda prompt: next(lines), out=io.StringIO(), phh_dir=tmp_path)
+    (path,) = tmp_path.glob("*.phh")
+    assert phh.read_phh(path.read_text()).payoffs == (19, -19)

@@ -78,6 +78,9 @@ def main(cfg: PlayConfig) -> int:
 
         app = create_app(ServerConfig(host=cfg.host, port=cfg.port, default_opponent=cfg.default_opponent,
                                       pace_ms=cfg.pace_ms, table_timeout_s=cfg.table_timeout_s))
+        if cfg.host not in ("127.0.0.1", "localhost", "::1"):
+            print(f"warning: listening on {cfg.host}: other machines can reach this table (no password)",
+                  file=sys.stderr)
         print(f"Stud Arena table: http://{cfg.host}:{cfg.port}/  (Ctrl+C stops it)", flush=True)
         uvicorn.run(app, host=cfg.host, port=cfg.port, log_level="warning", ws_max_size=65536)
         return 0

@@ -435,12 +435,13 @@ def _ask_coach(conn: _Connection, entry: Entry) -> None:
     t = entry.table
     if t.coach is None:
         return
-    question = t.coach_question()  # the event loop holds no await here: the table cannot move
-    if question is None:
-        return
 
     async def answer():
         try:
+            async with entry.lock:  # the question under the lock (another socket may be acting)
+                question = t.coach_question()
+            if question is None:
+                return
             advice = await asyncio.to_thread(t.coach_answer, *question)
             await conn.send(advice)
         except (WebSocketDisconnect, RuntimeError, asyncio.CancelledError):

@@ -263,7 +263,8 @@ function drawCoach() {
   panel.hidden = false;
   $("coach-name").textContent = s.coach;
   if (!c || c.hand !== s.hand || c.turn !== s.turn || !s.your_turn) {
-    const waiting = s.your_turn && !live.queue.length ? `${s.coach} is thinking...` : "Advice appears on your turn.";
+    const waiting = s.your_turn && !live.queue.length
+      ? `${s.coach} is thinking...` : "Advice appears on your turn.";
     $("coach-advice").replaceChildren(el("span", { class: "hint", text: waiting }));
     return;
   }
