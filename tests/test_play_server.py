@@ -30,6 +30,7 @@ def make_client(deck=None, clock=None, **server):
         return Table(cfg, deck_for_hand=(lambda k: deck) if deck else None)
 
     kw = {"clock": clock} if clock else {}
+    server = {"allowed_hosts": ("testserver",)} | server
     app = create_app(ServerConfig(default_opponent="call", **server), make_table=make_table, **kw)
     client = TestClient(app)
     client.get("/")  # the session cookie
@@ -359,7 +360,7 @@ def test_a_slow_coach_does_not_hold_up_the_table():
             time.sleep(1.5)
             return super().coach_answer(*question)
 
-    app = create_app(ServerConfig(default_opponent="call"),
+    app = create_app(ServerConfig(default_opponent="call", allowed_hosts=("testserver",)),
                      make_table=lambda cfg: SlowCoachTable(cfg, deck_for_hand=lambda k: SOKO_DECK))
     client = TestClient(app)
     client.get("/")
@@ -431,3 +432,23 @@ def test_terminal_saves_phh(tmp_path):
     play_terminal(t, input_fn=lambda prompt: next(lines), out=io.StringIO(), phh_dir=tmp_path)
     (path,) = tmp_path.glob("*.phh")
     assert phh.read_phh(path.read_text()).payoffs == (19, -19)
+
+
+def test_pages_of_other_sites_are_refused():
+    """Another site's page cannot use the table: a foreign Origin is refused on the socket and
+    on creating tables, and a foreign Host name (DNS rebinding) gets nothing at all."""
+    _, client = make_client(SOKO_DECK)
+    with client:
+        table_id = new_table(client)
+        evil = {"origin": "http://evil.example"}
+        with client.websocket_connect(f"/ws/{table_id}", headers=evil) as ws:
+            assert receive(ws)["message"] == "this table only talks to its own page"
+            with pytest.raises(WebSocketDisconnect) as closed:
+                ws.receive_text()
+            assert closed.value.code == 4403
+        assert client.post("/api/tables", json={}, headers=evil).status_code == 403
+        assert client.post("/api/tables", json={}, headers={"origin": "http://testserver"}).status_code == 200
+    app = create_app(ServerConfig())  # on 127.0.0.1: only this machine's names
+    assert TestClient(app).get("/").status_code == 400
+    assert TestClient(app, base_url="http://127.0.0.1:8765").get("/").status_code == 200
+    assert TestClient(app, base_url="http://localhost:8765").get("/api/config").status_code == 200

@@ -42,10 +42,12 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Self
+from urllib.parse import urlsplit
 
 from fastapi import FastAPI, Request, WebSocket, WebSocketDisconnect
 from fastapi.responses import FileResponse, JSONResponse, PlainTextResponse, Response
 from fastapi.staticfiles import StaticFiles
+from starlette.middleware.trustedhost import TrustedHostMiddleware
 
 from agents.registry import AGENTS
 from arena.play.table import (
@@ -66,6 +68,8 @@ MAX_MESSAGE = 4096
 MAX_UPLOAD = 256 * 1024
 """Bytes of an uploaded PHH file."""
 WS_CLOSE_NO_TABLE = 4404
+WS_CLOSE_FOREIGN = 4403
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
 WS_CLOSE_FLOOD = 1008
 
 
@@ -83,6 +87,17 @@ class ServerConfig:
     rate_per_s: float = 20.0
     burst: int = 40
     max_dropped: int = 200
+    allowed_hosts: tuple[str, ...] | None = None
+    """Host names the server answers to (the Host header); None: this machine's names when it
+    listens on a loopback address (so a web page elsewhere cannot reach it by DNS rebinding),
+    any otherwise."""
+
+    def hosts(self) -> list[str]:
+        if self.allowed_hosts is not None:
+            return list(self.allowed_hosts)
+        if self.host in LOOPBACK:
+            return ["127.0.0.1", "localhost", "::1", "[::1]"]
+        return ["*"]
 
 
 def phh_module():
@@ -232,9 +247,15 @@ def create_app(cfg: ServerConfig | None = None, *, clock=time.monotonic, make_ta
 
     app = FastAPI(title="Stud Arena table", lifespan=lifespan, docs_url=None, redoc_url=None,
                   openapi_url=None)
+    app.add_middleware(TrustedHostMiddleware, allowed_hosts=cfg.hosts())
     app.state.registry = registry
     app.state.config = cfg
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
+
+    def foreign(request: Request | WebSocket) -> bool:
+        """A request a page of another site made (its Origin is not this server)."""
+        origin = request.headers.get("origin")
+        return origin is not None and urlsplit(origin).netloc != request.headers.get("host")
 
     def session_of(request: Request | WebSocket) -> str | None:
         token = request.cookies.get(COOKIE)
@@ -266,7 +287,7 @@ def create_app(cfg: ServerConfig | None = None, *, clock=time.monotonic, make_ta
     @app.post("/api/tables")
     async def create_table(request: Request):
         owner = session_of(request)
-        if owner is None:
+        if owner is None or foreign(request):
             return _error("no session: open the start page first", 403)
         raw = await request.body()
         if len(raw) > MAX_MESSAGE:
@@ -338,7 +359,7 @@ def create_app(cfg: ServerConfig | None = None, *, clock=time.monotonic, make_ta
 
     @app.post("/api/replay")
     async def replay_upload(request: Request):
-        if session_of(request) is None:
+        if session_of(request) is None or foreign(request):
             return _error("no session: open the start page first", 403)
         phh = phh_module()
         if phh is None:
@@ -360,6 +381,10 @@ def create_app(cfg: ServerConfig | None = None, *, clock=time.monotonic, make_ta
     @app.websocket("/ws/{table_id}")
     async def table_socket(ws: WebSocket, table_id: str):
         await ws.accept()
+        if foreign(ws):
+            await ws.send_json({"type": "error", "message": "this table only talks to its own page"})
+            await ws.close(code=WS_CLOSE_FOREIGN)
+            return
         entry = registry.get(session_of(ws), table_id)
         if entry is None:
             await ws.send_json({"type": "error", "message": "no such table"})
@@ -459,7 +484,7 @@ async def _handle(conn: _Connection, entry: Entry, text: str) -> None:
     """One message from the browser: play it, or answer why not (nothing changes then)."""
     try:
         msg = json.loads(text)
-    except (json.JSONDecodeError, RecursionError):
+    except (ValueError, RecursionError):  # not JSON, or a number too long for an int
         await _send_error(conn, "a message must be JSON, like {\"type\": \"action\", \"action\": 1}")
         return
     if not isinstance(msg, dict) or not isinstance(msg.get("type"), str):
