@@ -68,16 +68,11 @@ GAME_TITLES = {
 
 
 def default_opponent(preferred: str = "champion") -> str:
-    """``preferred`` when the registry knows it, else ``equity`` (the champion agents may not
-    be installed)."""
-    name = preferred.partition(":")[0].strip()
-    if name in AGENTS:
-        try:
-            check_spec(preferred)
-            return preferred
-        except ValueError:
-            pass
-    return "equity"
+    """``preferred`` when the registry knows its agent name, else ``equity`` (the champion
+    agents may not be installed). Its options are checked against the game when a table is
+    made, where a bad one is a clear error."""
+    name = preferred.partition(":")[0].strip() if isinstance(preferred, str) else ""
+    return preferred.strip() if name in AGENTS else "equity"
 
 
 @dataclass(frozen=True)
