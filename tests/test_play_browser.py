@@ -17,6 +17,8 @@ import pytest
 
 from arena.play.table import Table, TableConfig
 
+pytestmark = pytest.mark.timeout(240)
+
 CHROMIUM = os.environ.get("STUD_CHROMIUM", "/usr/bin/chromium")
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
@@ -230,7 +232,7 @@ def test_agents_actions_appear_one_by_one(server, page):
 
 
 def test_reload_resumes_the_table(server, page):
-    _, url = server
+    app, url = server
     page.goto(url)
     page.wait_for_selector("#game option", state="attached")
     for box in page.locator("#opponents input").all():
@@ -248,3 +250,8 @@ def test_reload_resumes_the_table(server, page):
     assert page.evaluate("JSON.stringify([live.shown.turn, live.shown.pot, live.shown.seats])") == shown
     assert _cards(page.locator("#my-seat")) == cards
     assert page.locator("#tabs a").count() >= 1     # the browser's tables, listed in the header
+    table_id = page.evaluate("live.id")
+    assert table_id in app.state.registry.tables
+    page.click("#leave")                            # leave: back to the start page, table gone
+    page.wait_for_selector("#start:not([hidden])")
+    assert table_id not in app.state.registry.tables

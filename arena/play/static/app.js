@@ -420,6 +420,14 @@ async function init() {
     $("pace-value").textContent = `${p.value} ms between actions`;
   });
   syncPlayers();
+  $("leave").onclick = async () => {
+    const id = live.id;
+    disconnect();
+    live.id = null;
+    await fetch(`/api/tables/${encodeURIComponent(id)}`, { method: "DELETE" });
+    location.hash = "";
+    route();
+  };
   $("rp-first").onclick = () => stepReplay(0);
   $("rp-prev").onclick = () => stepReplay(replay.at - 1);
   $("rp-next").onclick = () => stepReplay(replay.at + 1);
