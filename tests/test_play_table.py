@@ -171,3 +171,11 @@ def test_command_line_plays_a_hand():
                        cwd=Path(__file__).resolve().parents[1])
     assert r.returncode == 0, r.stderr
     assert "*** Hand over" in r.stdout and "Running result" in r.stdout
+
+
+def test_a_random_seed_is_never_shown():
+    """With the seed anyone could deal every hidden card: a random one stays on the server."""
+    t = table(seed=None)
+    assert t.seed is not None and t.public_seed is None
+    assert t.state()["seed"] is None and str(t.seed) not in str(play_calls(t))
+    assert table(seed=7).state()["seed"] == 7

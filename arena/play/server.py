@@ -188,7 +188,7 @@ def _table_summary(table_id: str, t: Table) -> dict:
     return {"id": table_id, "game": t.rules.name, "betting": t.rules.betting.value,
             "title": GAME_TITLES.get(t.rules.name, t.rules.name),
             "players": t.num_players, "opponents": [s.name for s in t.seats if s.agent is not None],
-            "seed": t.seed, "hand": t.hand_number, "session": t.session(), "coach": t.coach_name}
+            "seed": t.public_seed, "hand": t.hand_number, "session": t.session(), "coach": t.coach_name}
 
 
 def _parse_table_request(body: object, default: str) -> TableConfig:
@@ -352,8 +352,8 @@ def create_app(cfg: ServerConfig | None = None, *, clock=time.monotonic, make_ta
         if phh is None:
             return _error("PHH export is not installed in this version (envs/engine/phh.py)", 501)
         t = entry.table
-        text = phh.to_phh(record.game, seat=t.human, hand_id=f"{table_id}-{record.number}",
-                          table_seed=t.seed)
+        fields = {"table_seed": t.public_seed} if t.public_seed is not None else {}
+        text = phh.to_phh(record.game, seat=t.human, hand_id=f"{table_id}-{record.number}", **fields)
         name = f"{t.rules.name}_{table_id}_{record.number}.phh"
         return PlainTextResponse(text, headers={"Content-Disposition": f'attachment; filename="{name}"'})
 

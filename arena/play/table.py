@@ -11,6 +11,9 @@ screen before that seat shows it.
 Hand ``k`` of a table with seed ``s`` is dealt from ``SeedSequence(s, spawn_key=(k,))``: the
 deck order and every agent's seed for that hand, so the same seed replays the same table for
 the same actions. The button moves one seat each hand; every hand starts from full stacks.
+
+A seed the person chose is shown on the table (:attr:`Table.public_seed`); a random one is
+not, ever: with the seed and this code anyone could deal the hidden cards of every hand.
 """
 
 from __future__ import annotations
@@ -78,7 +81,7 @@ def default_opponent(preferred: str = "champion") -> str:
 @dataclass(frozen=True)
 class TableConfig:
     """What a table plays: the preset, the seats, the opponents' agent specs (one for every
-    opponent, or one per opponent seat), the seed (None: a random one, shown on the table) and
+    opponent, or one per opponent seat), the seed (None: a random one, kept secret) and
     an optional coach spec (an agent whose action probabilities are shown for the person's
     decisions)."""
 
@@ -145,6 +148,7 @@ class Table:
 
     def __post_init__(self) -> None:
         self.rules, specs, self.seed = _check_config(self.config)
+        self.public_seed = self.seed if self.config.seed is not None else None
         n = self.num_players = self.config.players
         self.human = self.config.human_seat
         agents = iter(specs)
@@ -252,7 +256,7 @@ class Table:
     def state(self) -> dict:
         """The person's screen now (:func:`table_state` of the person's view)."""
         state = table_state(self.game.view(self.human), names=self.names(), hand=self.hand_number,
-                            session=self.session(), seed=self.seed)
+                            session=self.session(), seed=self.public_seed)
         state["coach"] = self.coach_name
         return state
 

@@ -11,6 +11,7 @@ as a PHH file (where ``envs.engine.phh`` is installed), ``q`` to stop.
 
 from __future__ import annotations
 
+import secrets
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -35,7 +36,8 @@ def _cards(cards, *, ascii_only: bool) -> str:
 
 def render_text(state: dict, *, ascii_only: bool = False) -> str:
     """The table in text: one block per seat (the person's last), then the pot and the wilds."""
-    head = (f"== {state['title']} - hand {state['hand'] + 1} (seed {state['seed']}) - betting round "
+    seed = "secret" if state["seed"] is None else state["seed"]
+    head = (f"== {state['title']} - hand {state['hand'] + 1} (seed {seed}) - betting round "
             f"{state['street'] + 1} of {state['streets']}, bet {state['bet_size']} ==")
     lines = [head]
     seats = [s for s in state["seats"] if not s["you"]] + [s for s in state["seats"] if s["you"]]
@@ -182,8 +184,10 @@ def save_phh(table: Table, folder: str | Path, say: Callable[[str], None]) -> Pa
     record = table.history[-1]
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"{table.rules.name}_{table.seed}_{record.number}.phh"
-    path.write_text(phh.to_phh(record.game, seat=table.human, hand_id=f"{table.seed}-{record.number}",
-                               table_seed=table.seed))
+    seed = table.public_seed
+    name = f"{seed if seed is not None else secrets.token_hex(4)}-{record.number}"
+    fields = {"table_seed": seed} if seed is not None else {}
+    path = folder / f"{table.rules.name}_{name}.phh"
+    path.write_text(phh.to_phh(record.game, seat=table.human, hand_id=name, **fields))
     say(f"Saved {path}")
     return path

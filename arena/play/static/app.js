@@ -206,7 +206,7 @@ function show(state) {
   $("title").textContent = state.betting === "fixed_limit" ? state.title
     : `${state.title} (${state.betting.replace("_", " ")})`;
   $("hand-no").textContent = state.hand + 1;
-  $("seed-no").textContent = state.seed;
+  $("seed-no").textContent = state.seed === null ? "secret" : state.seed;
   $("street").textContent = `${state.street + 1} of ${state.streets}`;
   $("bet-size").textContent = state.bet_size;
   if (state.session) {
