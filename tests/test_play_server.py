@@ -316,6 +316,15 @@ def test_phh_download_and_upload():
         frames = client.post("/api/replay", content=r.text.encode()).json()["frames"]
         assert frames[-1]["result"]["payoffs"] == s["result"]["payoffs"]
         assert client.post("/api/replay", content=b"not a hand history").status_code == 400
+        # A hand the person folds: the opponent's hole card (Ah) was never shown, so the
+        # person's file does not hold it.
+        folded = new_table(client, opponents=["raise"])
+        with client.websocket_connect(f"/ws/{folded}") as ws:
+            s = last_state(act(ws, last_state(receive(ws)), 1))   # bring in; the maniac completes
+            s = last_state(act(ws, s, 0))                         # fold
+            assert s["result"]["how"] == "seat 1 wins uncontested"
+        text = client.get(f"/api/tables/{folded}/hands/0/phh").text
+        assert "Ah" not in text and "2c" in text
 
 
 def test_without_phh_the_endpoints_say_so():
