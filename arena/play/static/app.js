@@ -75,7 +75,8 @@ function wildText(w) {
 function chicagoText(c, state) {
   if (!c) return null;
   if (c.winner !== null && c.winner !== undefined) {
-    return `Low Chicago won by ${state.seats[c.winner].name}`;
+    return c.winner === state.you ? "You won Low Chicago"
+      : `Low Chicago won by ${state.seats[c.winner].name} (seat ${c.winner})`;
   }
   return c.card ? `Your Low Chicago card: ${cardText(c.card)}` : "Low Chicago: no spade face down yet";
 }
