@@ -52,20 +52,23 @@ def render_text(state: dict, *, ascii_only: bool = False) -> str:
                      f"in {s['total']:>4}  {s['last_action'] or ''}".rstrip())
         if what:
             lines.append(f"    {what}")
+    def one(card: str) -> str:
+        return _cards([card], ascii_only=ascii_only).strip("[]")
+
     extra = [f"Pot {state['pot']}"]
     if state["your_turn"] and state["to_call"]:
         extra.append(f"to call {state['to_call']}")
     w = state.get("wild")
     if w is not None:
         if w["rank"]:
-            extra.append(f"wild: {w['rank']}s (the {w['card']} after the {w['queen']})")
+            extra.append(f"wild: {w['rank']}s (the {one(w['card'])} after the {one(w['queen'])})")
         else:
             extra.append("nothing wild")
         if w["ended"]:
-            extra.append(f"the {w['ended_by']} ended {w['ended']}s wild")
+            extra.append(f"the {one(w['ended_by'])} ended {w['ended']}s wild")
     c = state.get("low_chicago")
     if c is not None and c["winner"] is None:
-        extra.append(f"your Low Chicago card: {c['card'] or 'none'}")
+        extra.append(f"your Low Chicago card: {one(c['card']) if c['card'] else 'none'}")
     lines.append(" | ".join(extra))
     if state["last"]:
         lines.append(f"Last: {state['last']}")
