@@ -4,6 +4,7 @@ table on http://127.0.0.1:8765/); the console script ``stud-play`` is the same."
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from dataclasses import dataclass
 
@@ -98,6 +99,8 @@ def main(cfg: PlayConfig) -> int:
         play_terminal(table, hands=cfg.hands, ascii_only=cfg.ascii, phh_dir=cfg.phh_dir)
     except KeyboardInterrupt:
         print("\nBye.")
+    except BrokenPipeError:  # the output went to a pipe that closed (`| head`): nothing to say
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 (so that the exit's flush stays quiet)
     return 0
 
 
