@@ -461,3 +461,20 @@ def test_pages_of_other_sites_are_refused():
     assert TestClient(app).get("/").status_code == 400
     assert TestClient(app, base_url="http://127.0.0.1:8765").get("/").status_code == 200
     assert TestClient(app, base_url="http://localhost:8765").get("/api/config").status_code == 200
+
+
+def test_every_tab_of_a_table_sees_its_moves():
+    _, client = make_client(SOKO_DECK)
+    with client:
+        table_id = new_table(client)
+        with client.websocket_connect(f"/ws/{table_id}") as one, \
+                client.websocket_connect(f"/ws/{table_id}") as two:
+            s = last_state(receive(one))
+            assert last_state(receive(two)) == s
+            moved = act(one, s, 1)
+            assert receive(two) == moved                    # the other tab gets the same frames
+            stale = act(two, s, 1)                          # a click there on the old position
+            assert stale["type"] == "error" and "earlier position" in stale["message"]
+            ws_state = last_state(moved)
+            assert last_state(act(two, ws_state, 2))["pot"] == 22   # and it can play on
+            assert last_state(receive(one))["pot"] == 22

@@ -115,7 +115,11 @@ class Entry:
     owner: str
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     last_seen: float = 0.0
-    connections: int = 0
+    sockets: set = field(default_factory=set)  # the table's open connections (several tabs)
+
+    @property
+    def connections(self) -> int:
+        return len(self.sockets)
 
 
 class Registry:
@@ -390,10 +394,10 @@ def create_app(cfg: ServerConfig | None = None, *, clock=time.monotonic, make_ta
             await ws.send_json({"type": "error", "message": "no such table"})
             await ws.close(code=WS_CLOSE_NO_TABLE)
             return
-        entry.connections += 1
         bucket = _Bucket(cfg.rate_per_s, cfg.burst)
         dropped = 0
         conn = _Connection(ws)
+        entry.sockets.add(conn)
         try:
             async with entry.lock:  # a new table, or a reload while agents were to act
                 frames = [entry.table.state()] + await asyncio.to_thread(entry.table.play_agents)
@@ -423,7 +427,7 @@ def create_app(cfg: ServerConfig | None = None, *, clock=time.monotonic, make_ta
             pass
         finally:
             conn.close()
-            entry.connections -= 1
+            entry.sockets.discard(conn)
             entry.last_seen = registry.clock()
 
     return app
@@ -518,9 +522,18 @@ async def _handle(conn: _Connection, entry: Entry, text: str) -> None:
     except Exception as exc:  # noqa: BLE001 (an agent that breaks must not take the server down)
         await _send_error(conn, f"the table hit an error: {type(exc).__name__}: {exc}"[:300])
         return
-    if frames is not None:
-        await conn.send({"type": "frames", "frames": frames})
+    if frames is None:
+        _ask_coach(conn, entry)
+        return
+    message = {"type": "frames", "frames": frames}
+    await conn.send(message)
     _ask_coach(conn, entry)
+    if kind != "state":  # the table moved: every other tab of it sees the same
+        for other in list(entry.sockets):
+            if other is not conn:
+                with contextlib.suppress(Exception):
+                    await other.send(message)
+                    _ask_coach(other, entry)
 
 
 
