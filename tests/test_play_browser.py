@@ -235,6 +235,10 @@ def test_reload_resumes_the_table(server, page):
     app, url = server
     page.goto(url)
     page.wait_for_selector("#game option", state="attached")
+    page.locator("#opponents input").first.fill("tight")   # a bad spec: one sentence, no table
+    page.click("#start-button")
+    page.wait_for_function("() => document.getElementById('start-error').textContent !== ''")
+    assert page.locator("#start-error").inner_text().startswith("unknown agent 'tight'")
     for box in page.locator("#opponents input").all():
         box.fill("call")
     page.fill("#seed", "8")
