@@ -123,6 +123,10 @@ RULES = [
     Rule("exploitability of a trained model", r"\.venv/bin/python -m arena\.exploit .*--agent '?ppo:",
          skip="needs a model trained on soko_mini, which the smoke runs are not"),
     Rule("benchmark", r"\.venv/bin/python bench/", skip="runs for minutes; `make bench QUICK=1` runs it"),
+    Rule("web table", r"\.venv/bin/(python -m arena\.play|stud-play)(?=\s|$).* --web\b",
+         skip="a server that runs until stopped; tests/test_play_browser.py drives it in Chromium"),
+    Rule("terminal table", r"\.venv/bin/(python -m arena\.play|stud-play)(?=\s|$)(?!.* --web\b)",
+         skip="an interactive table; tests/test_play_table.py plays it with scripted input"),
 ]
 
 

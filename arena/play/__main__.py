@@ -1,0 +1,112 @@
+"""``python -m arena.play`` (a table in the terminal) or ``python -m arena.play --web`` (the web
+table on http://127.0.0.1:8765/); the console script ``stud-play`` is the same."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from dataclasses import dataclass
+
+from envs.engine.rules import RULES
+
+__all__ = ["PlayConfig", "cli", "main", "parse_args"]
+
+
+@dataclass(frozen=True)
+class PlayConfig:
+    web: bool = False
+    host: str = "127.0.0.1"
+    port: int = 8765
+    game: str = "soko"
+    players: int = 2
+    opponents: tuple[str, ...] = ()
+    seed: int | None = None
+    coach: str | None = None
+    betting: str | None = None
+    default_opponent: str = "champion"
+    pace_ms: int = 900
+    table_timeout_s: float = 1800.0
+    hands: int | None = None
+    ascii: bool = False
+    phh_dir: str | None = None
+
+
+def parse_args(argv=None) -> PlayConfig:
+    p = argparse.ArgumentParser(
+        prog="python -m arena.play",
+        description="Play stud against the agents: in the terminal, or with --web in the browser.")
+    p.add_argument("--web", action="store_true",
+                   help="serve the web table instead of playing in the terminal")
+    p.add_argument("--host", default="127.0.0.1",
+                   help="address to listen on (default 127.0.0.1: this machine only)")
+    p.add_argument("--port", type=int, default=8765)
+    p.add_argument("--game", default="soko", choices=list(RULES), help="terminal: the preset")
+    p.add_argument("--betting", default=None,
+                   choices=["fixed_limit", "spread_limit", "pot_limit", "no_limit"],
+                   help="terminal: the betting structure (default: the preset's fixed limit)")
+    p.add_argument("--players", type=int, default=2, help="terminal: seats at the table, you included")
+    p.add_argument("--opponent", action="append", default=[], metavar="SPEC",
+                   help="terminal: an opponent's agent spec (once for all, or once per seat)")
+    p.add_argument("--seed", type=int, default=None, help="terminal: the table's seed (default random)")
+    p.add_argument("--coach", default=None, metavar="SPEC",
+                   help="terminal: an agent whose action probabilities are shown for your decisions")
+    p.add_argument("--default-opponent", default="champion",
+                   help="the opponent offered first (falls back to equity when it is unknown)")
+    p.add_argument("--pace-ms", type=int, default=900, help="web: default pause between agents' actions")
+    p.add_argument("--table-timeout", type=float, default=1800.0,
+                   help="web: seconds before an idle table is dropped")
+    p.add_argument("--hands", type=int, default=None, help="terminal: stop after this many hands")
+    p.add_argument("--ascii", action="store_true", help="terminal: suits as letters, not symbols")
+    p.add_argument("--phh-dir", default=None, help="terminal: save every finished hand as a PHH file here")
+    a = p.parse_args(argv)
+    if not 0 < a.port < 65536:
+        p.error(f"--port must be 1..65535, not {a.port}")
+    if a.pace_ms < 0:
+        p.error("--pace-ms must not be negative")
+    return PlayConfig(web=a.web, host=a.host, port=a.port, game=a.game, players=a.players,
+                      opponents=tuple(a.opponent), seed=a.seed, coach=a.coach, betting=a.betting,
+                      default_opponent=a.default_opponent, pace_ms=a.pace_ms, table_timeout_s=a.table_timeout,
+                      hands=a.hands, ascii=a.ascii, phh_dir=a.phh_dir)
+
+
+def main(cfg: PlayConfig) -> int:
+    """Serve the web table, or play at a terminal table; the exit code."""
+    if cfg.web:
+        import uvicorn
+
+        from arena.play.server import ServerConfig, create_app
+
+        app = create_app(ServerConfig(host=cfg.host, port=cfg.port, default_opponent=cfg.default_opponent,
+                                      pace_ms=cfg.pace_ms, table_timeout_s=cfg.table_timeout_s))
+        if cfg.host not in ("127.0.0.1", "localhost", "::1"):
+            print(f"warning: listening on {cfg.host}: other machines can reach this table (no password)",
+                  file=sys.stderr)
+        print(f"Stud Arena table: http://{cfg.host}:{cfg.port}/  (Ctrl+C stops it)", flush=True)
+        uvicorn.run(app, host=cfg.host, port=cfg.port, log_level="warning", ws_max_size=65536)
+        return 0
+    from arena.play.table import Table, TableConfig, default_opponent
+    from arena.play.terminal import play_terminal
+
+    opponents = cfg.opponents or (default_opponent(cfg.default_opponent),)
+    try:
+        table = Table(TableConfig(game=cfg.game, players=cfg.players, opponents=opponents, seed=cfg.seed,
+                                  coach=cfg.coach, betting=cfg.betting))
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    try:
+        play_terminal(table, hands=cfg.hands, ascii_only=cfg.ascii, phh_dir=cfg.phh_dir)
+    except KeyboardInterrupt:
+        print("\nBye.")
+    except BrokenPipeError:  # the output went to a pipe that closed (`| head`): nothing to say
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 (so that the exit's flush stays quiet)
+    return 0
+
+
+def cli(argv=None) -> None:
+    sys.exit(main(parse_args(argv)))
+
+
+if __name__ == "__main__":
+    cli()
