@@ -25,9 +25,11 @@ BENCH_FLAGS := $(if $(filter-out 0 no false,$(QUICK)),--quick)
 setup: $(STAMP)
 
 # The pinned torch goes in first so that the project's loose `torch>=2.13` is already met and
-# pip does not fetch a different build. Editing pyproject.toml, setup.py or the compiled core's
-# source re-runs the install, which rebuilds the core (envs/_stud_core).
-$(STAMP): pyproject.toml setup.py src/stud_core.cpp
+# pip does not fetch a different build. Editing pyproject.toml, setup.py or any file of the
+# compiled core's source (every file under src/) re-runs the install, which rebuilds the core
+# (envs/_stud_core).
+CORE_SOURCES := $(wildcard src/*.cpp src/*.h src/*/*.h)
+$(STAMP): pyproject.toml setup.py $(CORE_SOURCES)
 	test -x $(PYTHON) || $(PY) -m venv $(VENV)
 	$(PIP) install $(TORCH)
 	$(PIP) install -e ".[dev]"

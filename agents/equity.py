@@ -189,7 +189,7 @@ def decision_chances(action_mask: np.ndarray, *, to_call: int, at_raise, at_larg
 
 class BatchedEquity:
     """:meth:`EquityAgent.decide` for many hands of an ``envs.batched.BatchedGame`` at once: the
-    compiled core's port (the ``equity agent`` block of ``src/stud_core.cpp``), the same deals
+    compiled core's port (``src/agents/equity.h``), the same deals
     for the same key, the same float equity, bars and bet sizes. The training VecEnv
     (``train/batched_vec.py``) plays its ``equity`` opponents with it;
     ``tests/test_batched_equity.py`` holds it equal to :meth:`EquityAgent.decide`.

@@ -249,7 +249,7 @@ class TagAgent(Agent):
 
 class BatchedTag:
     """:meth:`TagAgent.act` for many hands of an ``envs.batched.BatchedGame`` at once: the
-    compiled core's port of the same rules (the ``tag agent`` block of ``src/stud_core.cpp``),
+    compiled core's port of the same rules (``src/agents/heuristic.h``),
     given the bars of :data:`TAG_THRESHOLDS` for these rules as data. The training VecEnv
     (``train/batched_vec.py``) plays its ``tag`` opponents with it; ``tests/test_batched_vec.py``
     holds it equal to :class:`TagAgent` on random states of every preset.

@@ -1,5 +1,6 @@
 """Many hands at once on the compiled stud core (``envs._stud_core``, built from
-``src/stud_core.cpp`` by ``pip install -e .``).
+``src/`` by ``pip install -e .``; docs/architecture.md "Port map" pairs each of its files
+with the Python it ports).
 
 The pure-Python engine (:mod:`envs.engine.game`) stays the reference: the core plays the same
 rules, action ids and masks (:mod:`envs.actions`), and ``tests/test_core_differential.py``
@@ -37,19 +38,109 @@ give the same hands. (The core's shuffle is its own, not NumPy's: to replay a re
 
 from __future__ import annotations
 
+import dataclasses
 import functools
+from collections.abc import Callable
 
 import numpy as np
 
-from envs.actions import num_actions
+from envs.actions import CHECK_CALL, FIRST_BET, FOLD, num_actions
 from envs.engine.cards import RANKS
-from envs.engine.rules import Betting, BetSize, Order, Rules, check_players, get_rules
+from envs.engine.equity import GOLDEN, SHARE_UNITS
+from envs.engine.events import ACTION_KINDS
+from envs.engine.hands import Category, HandValue
+from envs.engine.rules import (
+    NO_LOW_CHICAGO, NO_WILD, QUEEN, Betting, BetSize, Order, Rules, check_players, get_rules,
+)
 from envs.observation import WIN_EXACT, WIN_SAMPLES, build_layout, check_features
 
 from envs import _stud_core
 
-_BETTING = {Betting.FIXED_LIMIT: 0, Betting.SPREAD_LIMIT: 1, Betting.POT_LIMIT: 2, Betting.NO_LIMIT: 3}
-_BRING_IN = {None: 0, Order.LOWEST: 1, Order.HIGHEST: 2}
+# ---------------------------------------------------------------------------------------------
+# The contract with the core: its constants checked against the Python names they copy, and
+# every Rules field either passed to it (CORE_FIELDS) or named as not affecting play
+# (NOT_PASSED). tests/test_core_contract.py holds both.
+
+
+def core_constants_mismatch(core=_stud_core) -> list[str]:
+    """What differs between the constants ``core`` exports (``src/constants.h``, through
+    ``src/bindings.cpp``) and the Python definitions they copy: one line each, empty when none."""
+    expected = {
+        "ACE": RANKS.index("A"), "QUEEN": QUEEN, "NO_WILD": NO_WILD, "NO_LOW_CHICAGO": NO_LOW_CHICAGO,
+        "FOLD": FOLD, "CHECK_CALL": CHECK_CALL, "FIRST_BET": FIRST_BET,
+        "CATEGORIES": len(Category), "SHARE_UNITS": SHARE_UNITS, "GOLDEN": GOLDEN,
+        "WIN_SAMPLES": WIN_SAMPLES, "WIN_EXACT": WIN_EXACT,
+        "ACTION_KINDS": tuple(kind.value for kind in ACTION_KINDS),
+        "BETTING": {b.value for b in Betting}, "BRING_IN": {None} | {o.value for o in Order},
+    }
+    missing = object()
+    out = []
+    for name, want in expected.items():
+        got = getattr(core, name, missing)
+        if isinstance(want, set) and isinstance(got, dict):
+            got = set(got)
+        if got is missing:
+            out.append(f"{name} is missing")
+        elif got != want:
+            out.append(f"{name} is {got!r}, the Python side has {want!r}")
+    shift = getattr(core, "CATEGORY_SHIFT", missing)
+    if shift is missing:
+        out.append("CATEGORY_SHIFT is missing")
+    elif not (HandValue(1 << shift).category == 1 and HandValue((1 << shift) - 1).category == 0):
+        out.append(f"CATEGORY_SHIFT is {shift!r}, not the bit where a HandValue's category starts")
+    return out
+
+
+def _check_core() -> None:
+    mismatch = core_constants_mismatch()
+    if mismatch:
+        raise ImportError(f"envs._stud_core does not match the Python side ({'; '.join(mismatch)}): "
+                          "rebuild it with `pip install -e .` (or `python setup.py build_ext --inplace`)")
+
+
+_check_core()
+
+_SAME = None
+"""In CORE_FIELDS: the field is copied to the core as it is, under its own name."""
+
+CORE_FIELDS: dict[str, Callable[[Rules], dict] | None] = {
+    # Rules field: the CoreRules attributes it sets, as a function of the rules (or _SAME).
+    "streets": lambda r: {"streets": [list(s.cards) for s in r.streets],
+                          "street_big": [s.bet == BetSize.BIG for s in r.streets]},
+    "canadian_hands": _SAME,
+    "ace_low_four_straight": _SAME,
+    "follow_the_queen": _SAME,
+    "queens_wild": _SAME,
+    "double_ace_flush": _SAME,
+    "low_chicago": _SAME,
+    "betting": lambda r: {"betting": _stud_core.BETTING[r.betting]},
+    "max_raises": _SAME,
+    "ante": _SAME,
+    "bring_in": lambda r: {"bring_in": _stud_core.BRING_IN[r.bring_in]},
+    "bring_in_amount": _SAME,
+    "small_bet": _SAME,
+    "big_bet": _SAME,
+    "first_to_act": lambda r: {"first_to_act_lowest": r.first_to_act == Order.LOWEST},
+    "open_pair_doubles": _SAME,
+    "spread_sizes": lambda r: {"spread_sizes": [float(x) for x in r.spread_sizes]},
+    "pot_fractions": lambda r: {"pot_fractions": [float(x) for x in r.pot_fractions]},
+    "starting_stack": lambda r: {"stack": r.stack},
+    "deck_ranks": lambda r: {"deck": [] if len(r.deck_ranks) == 13 else [int(card) for card in r.deck]},
+}
+"""How each Rules field that changes play reaches the core (``core_rules``)."""
+
+DERIVED_CORE_FIELDS: dict[str, Callable[[Rules], object]] = {
+    "num_actions": num_actions,  # from betting, spread_sizes and pot_fractions (envs.actions)
+}
+"""CoreRules attributes computed from several Rules fields (each already in CORE_FIELDS)."""
+
+NOT_PASSED: dict[str, str] = {
+    "name": "a label: no rule reads it",
+    "min_players": "a table-size bound, checked by BatchedGame against num_players before the core is made",
+    "max_players": "a table-size bound, checked by BatchedGame; the observation layout's seat count, "
+                   "which the core gets from build_layout (bind_observations), comes from it",
+}
+"""The Rules fields the core is not given, each with why play does not depend on it there."""
 
 
 def core_supports(features=()) -> bool:
@@ -62,35 +153,28 @@ def core_supports(features=()) -> bool:
 
 
 def core_rules(rules: Rules | str) -> _stud_core.CoreRules:
-    """The core's copy of ``rules``: every field of :class:`Rules` that changes play.
+    """The core's copy of ``rules``: every field of :class:`Rules` through :data:`CORE_FIELDS`;
+    a field in neither that nor :data:`NOT_PASSED` is a ValueError, so none is left out unseen.
 
-    Adding a rule option means adding it here, to ``CoreRules`` and the hand in
-    ``src/stud_core.cpp``, and to the differential test's variants (see README).
+    Adding a rule option means adding it to ``CORE_FIELDS`` here, to ``CoreRules``
+    (``src/engine/rules.h``) and the hand (``src/engine/game.h``), and to the differential
+    test's variants.
     """
     rules = get_rules(rules)
     c = _stud_core.CoreRules()
-    c.streets = [list(s.cards) for s in rules.streets]
-    c.street_big = [s.bet == BetSize.BIG for s in rules.streets]
-    c.canadian_hands = rules.canadian_hands
-    c.ace_low_four_straight = rules.ace_low_four_straight
-    c.follow_the_queen = rules.follow_the_queen
-    c.queens_wild = rules.queens_wild
-    c.double_ace_flush = rules.double_ace_flush
-    c.low_chicago = rules.low_chicago
-    c.betting = _BETTING[rules.betting]
-    c.max_raises = rules.max_raises
-    c.ante = rules.ante
-    c.bring_in = _BRING_IN[rules.bring_in]
-    c.bring_in_amount = rules.bring_in_amount
-    c.small_bet = rules.small_bet
-    c.big_bet = rules.big_bet
-    c.first_to_act_lowest = rules.first_to_act == Order.LOWEST
-    c.open_pair_doubles = rules.open_pair_doubles
-    c.spread_sizes = [float(x) for x in rules.spread_sizes]
-    c.pot_fractions = [float(x) for x in rules.pot_fractions]
-    c.num_actions = num_actions(rules)
-    c.stack = rules.stack
-    c.deck = [] if len(rules.deck_ranks) == 13 else [int(card) for card in rules.deck]
+    for field in dataclasses.fields(rules):
+        if field.name in NOT_PASSED:
+            continue
+        if field.name not in CORE_FIELDS:
+            raise ValueError(f"Rules field {field.name!r} is neither passed to the core "
+                             "(envs.batched.CORE_FIELDS) nor listed as not affecting play "
+                             "(envs.batched.NOT_PASSED)")
+        convert = CORE_FIELDS[field.name]
+        values = {field.name: getattr(rules, field.name)} if convert is _SAME else convert(rules)
+        for attribute, value in values.items():
+            setattr(c, attribute, value)
+    for attribute, derive in DERIVED_CORE_FIELDS.items():
+        setattr(c, attribute, derive(rules))
     return c
 
 

@@ -23,7 +23,7 @@ from its own generator, so a decision is a function of the key, and the compiled
 optional ``win_probability`` piece (``envs.observation``), which uses :func:`win_probability`:
 every deal when there are few (the last street), else deals from a small counter-based
 generator (:func:`sample_deals`) keyed by the visible cards. That function is the
-specification of the compiled core's copy (``src/stud_core.cpp``, "observation features"):
+specification of the compiled core's copy (``src/engine/equity.h``):
 both draw the same deals from the same visible state and sum whole-number shares
 (:data:`SHARE_UNITS`), so the two give the same float64, bit for bit.
 """

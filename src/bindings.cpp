@@ -1,0 +1,359 @@
+// The pybind11 module envs._stud_core: the only file that knows Python. It converts NumPy
+// arrays and Python values for the core (the headers beside it, one per Python module they
+// port; docs/architecture.md "Port map"), keeps the bound arrays alive, releases the GIL
+// around the work, and exports the constants of constants.h, which envs/batched.py checks
+// against the Python names at import. One translation unit: every header is included here, so
+// the compiler sees (and inlines) the whole core at once.
+
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "agents/equity.h"
+#include "agents/heuristic.h"
+#include "arena/lbr.h"
+#include "batched.h"
+#include "constants.h"
+#include "engine/equity.h"
+#include "engine/game.h"
+#include "engine/hands.h"
+#include "engine/rules.h"
+#include "observation.h"
+
+namespace py = pybind11;
+
+namespace stud {
+
+using Ints = py::array_t<int64_t, py::array::c_style | py::array::forcecast>;
+
+// The data of an output array given from Python, checked: `size` items of T, C-contiguous and
+// writeable (the core writes into it in place).
+template <typename T>
+static T* data_of(py::array& a, py::ssize_t size, const char* what) {
+  if (!a || a.size() != size || a.itemsize() != (py::ssize_t)sizeof(T) ||
+      !(a.flags() & py::array::c_style) || !a.writeable())
+    throw std::invalid_argument(std::string("bad output array: ") + what);
+  return static_cast<T*>(a.mutable_data());
+}
+
+// An optional input: None gives an absent Input (data nullptr). `keep` holds the converted
+// array while the core reads it.
+template <typename T>
+static Input<T> input_of(const py::object& o,
+                         py::array_t<T, py::array::c_style | py::array::forcecast>& keep) {
+  if (o.is_none()) return {};
+  keep = py::array_t<T, py::array::c_style | py::array::forcecast>(o);
+  return {keep.data(), (std::ptrdiff_t)keep.size()};
+}
+
+// A Batch as Python holds it: the core plus the NumPy arrays it writes into, kept alive here.
+struct PyBatch : Batch {
+  using Batch::Batch;
+  py::array current_a, mask_a, pot_a, payoffs_a, dones_a, obs_a, observed_a;
+
+  void bind_arrays(py::array current, py::array mask, py::array pot, py::array payoffs, py::array dones) {
+    int32_t* c = data_of<int32_t>(current, size, "current_player (int32, N)");
+    int8_t* m = data_of<int8_t>(mask, (py::ssize_t)size * rules.num_actions, "mask (int8, N x actions)");
+    int32_t* p = data_of<int32_t>(pot, size, "pot (int32, N)");
+    int32_t* pay = data_of<int32_t>(payoffs, (py::ssize_t)size * num_players, "payoffs (int32, N x players)");
+    uint8_t* d = data_of<uint8_t>(dones, size, "dones (uint8/bool, N)");
+    bind(c, m, p, pay, d);
+    current_a = current; mask_a = mask; pot_a = pot; payoffs_a = payoffs; dones_a = dones;
+  }
+
+  // The layout's pieces as (name, start, size); obs (N, size) float32 receives the observation
+  // of each hand's player to act (zeros when nobody is).
+  void bind_observation_array(py::array obs, std::vector<std::tuple<std::string, int, int>> pieces,
+                              int size_, int max_players, int rounds) {
+    ObsLayout L = make_layout(pieces, size_, max_players, rounds);
+    float* o = data_of<float>(obs, (py::ssize_t)size * size_, "observations (float32, N x layout size)");
+    obs_a = obs;
+    bind_observations(o, L);
+  }
+
+  void bind_observed_array(py::array seats) {
+    check_observations_bound();
+    uint8_t* s = data_of<uint8_t>(seats, (py::ssize_t)size * num_players,
+                                  "observed seats (bool, N x players)");
+    bind_observed_seats(s);
+    observed_a = seats;
+  }
+
+  void set_observed(Ints slots, py::array_t<uint8_t, py::array::c_style | py::array::forcecast> seats) {
+    check_observed_seats_bound();
+    if (seats.ndim() != 2 || seats.shape(0) != slots.size() || seats.shape(1) != num_players) {
+      std::string got;
+      for (py::ssize_t d = 0; d < seats.ndim(); ++d) got += (d ? ", " : "") + std::to_string(seats.shape(d));
+      throw std::invalid_argument("observed seats: one row of " + std::to_string(num_players) +
+                                  " bools per hand slot given, shape (" + std::to_string(slots.size()) +
+                                  ", " + std::to_string(num_players) + "), not (" + got + ")");
+    }
+    py::gil_scoped_release release;
+    set_observed_seats(slots.data(), slots.size(), seats.data());
+  }
+
+  py::array_t<float> observe_one(int i, int seat) const {
+    hand(i);
+    check_observations_bound();
+    py::array_t<float> out(layout.size);
+    observe(i, seat, out.mutable_data());
+    return out;
+  }
+
+  void reset_from(py::object seeds, py::object decks, py::object buttons, py::object stacks_in) {
+    py::array_t<uint64_t, py::array::c_style | py::array::forcecast> s;
+    Ints d, b, st;
+    Input<int64_t> bi = input_of(buttons, b), si = input_of(stacks_in, st);
+    Input<uint64_t> seeds_in = input_of(seeds, s);
+    Input<int64_t> di = input_of(decks, d);
+    reset(seeds_in, di, bi, si);
+  }
+
+  void step_all(Ints actions) {
+    if (actions.size() != size) throw std::invalid_argument("actions: one per hand");
+    const int64_t* a = actions.data();
+    int bad;
+    {
+      py::gil_scoped_release release;  // other Python threads run while the hands are stepped
+      bad = step(a);
+    }
+    if (bad >= 0)
+      throw std::invalid_argument("action " + std::to_string(a[bad]) + " is not legal in hand " +
+                                  std::to_string(bad) + " (that hand was left as it was)");
+  }
+
+  py::dict state(int i) const {
+    const Hand& h = hand(i);
+    py::dict d;
+    std::vector<int> st(h.stacks, h.stacks + h.n), tot(h.total, h.total + h.n),
+        com(h.committed, h.committed + h.n), pay(h.payoffs, h.payoffs + h.n);
+    std::vector<bool> fo(h.folded, h.folded + h.n);
+    std::vector<std::vector<int>> holes, ups;
+    for (int p = 0; p < h.n; ++p) {
+      holes.emplace_back(h.hole[p], h.hole[p] + h.nhole[p]);
+      ups.emplace_back(h.up[p], h.up[p] + h.nup[p]);
+    }
+    d["current_player"] = h.current;
+    d["street"] = h.street;
+    d["button"] = h.button;
+    d["stacks"] = st;
+    d["total_committed"] = tot;
+    d["committed"] = com;
+    d["folded"] = fo;
+    d["hole_cards"] = holes;
+    d["up_cards"] = ups;
+    d["wild"] = h.wild;
+    d["bet_size"] = h.bet;
+    d["raises_this_round"] = h.raises;
+    d["to_call"] = h.to_call();
+    d["bring_in_seat"] = h.bring_in_seat;
+    d["is_over"] = h.over;
+    d["payoffs"] = h.over ? py::object(py::cast(pay)) : py::object(py::none());
+    d["deck"] = std::vector<int>(h.deck, h.deck + h.r->deck_size());  // the hand's whole deal order
+    d["starting_stacks"] = std::vector<int>(h.start, h.start + h.n);
+    return d;
+  }
+};
+
+// EquityPolicy.act's and estimates' arguments checked: one key per slot, each slot a hand with
+// a player to act, each key in [0, 2**63). The number of decisions.
+static py::ssize_t equity_count(const EquityPolicy& e, const Batch& b, const Ints& slots, const Ints& keys) {
+  if (slots.ndim() != 1 || keys.ndim() != 1 || keys.size() != slots.size())
+    throw std::invalid_argument("EquityPolicy.act: one key per slot (" + std::to_string(slots.size()) + " slots, " +
+                                std::to_string(keys.size()) + " keys)");
+  e.check(b, slots.data(), keys.data(), slots.size());
+  return slots.size();
+}
+
+}  // namespace stud
+
+PYBIND11_MODULE(_stud_core, m) {
+  using namespace stud;
+  m.doc() = "The compiled stud core (see envs/batched.py; the Python engine is the reference).";
+
+  // ---- constants (constants.h; envs/batched.py checks each against its Python name) ----
+  m.attr("MAX_PLAYERS") = MAX_PLAYERS;
+  m.attr("MAX_CARDS") = MAX_CARDS;
+  m.attr("MAX_SIZES") = MAX_SIZES;
+  m.attr("MAX_STREETS") = MAX_STREETS;
+  m.attr("ACE") = ACE;
+  m.attr("QUEEN") = QUEEN;
+  m.attr("NO_WILD") = NO_WILD;
+  m.attr("NO_LOW_CHICAGO") = NO_LOW_CHICAGO;
+  m.attr("FOLD") = FOLD;
+  m.attr("CHECK_CALL") = CHECK_CALL;
+  m.attr("FIRST_BET") = FIRST_BET;
+  m.attr("CATEGORY_SHIFT") = CATEGORY_SHIFT;
+  m.attr("CATEGORIES") = (int)CATEGORIES;
+  m.attr("SHARE_UNITS") = SHARE_UNITS;
+  m.attr("GOLDEN") = GOLDEN;
+  m.attr("WIN_SAMPLES") = WIN_SAMPLES;
+  m.attr("WIN_EXACT") = WIN_EXACT;
+  py::dict betting;  // CoreRules.betting's codes, by envs.engine.rules.Betting value
+  betting["fixed_limit"] = (int)FIXED_LIMIT;
+  betting["spread_limit"] = (int)SPREAD_LIMIT;
+  betting["pot_limit"] = (int)POT_LIMIT;
+  betting["no_limit"] = (int)NO_LIMIT;
+  m.attr("BETTING") = betting;
+  py::dict bring_in;  // CoreRules.bring_in's codes, by envs.engine.rules.Order value (None: none)
+  bring_in[py::none()] = (int)NO_BRING_IN;
+  bring_in["lowest"] = (int)LOWEST;
+  bring_in["highest"] = (int)HIGHEST;
+  m.attr("BRING_IN") = bring_in;
+  py::list pieces;  // the observation pieces the core writes (envs.observation's names)
+  for (const char* name : PIECE_NAMES) pieces.append(name);
+  m.attr("OBSERVATION_PIECES") = py::tuple(pieces);
+  py::list kinds;  // action_kinds' codes: envs.engine.events.ACTION_KINDS
+  for (const char* name : ACTION_KIND_NAMES) kinds.append(name);
+  m.attr("ACTION_KINDS") = py::tuple(kinds);
+
+  py::class_<CoreRules>(m, "CoreRules")
+      .def(py::init<>())
+      .def_readwrite("streets", &CoreRules::streets)
+      .def_readwrite("street_big", &CoreRules::street_big)
+      .def_readwrite("canadian_hands", &CoreRules::canadian_hands)
+      .def_readwrite("ace_low_four_straight", &CoreRules::ace_low_four_straight)
+      .def_readwrite("follow_the_queen", &CoreRules::follow_the_queen)
+      .def_readwrite("queens_wild", &CoreRules::queens_wild)
+      .def_readwrite("double_ace_flush", &CoreRules::double_ace_flush)
+      .def_readwrite("low_chicago", &CoreRules::low_chicago)
+      .def_readwrite("betting", &CoreRules::betting)
+      .def_readwrite("max_raises", &CoreRules::max_raises)
+      .def_readwrite("ante", &CoreRules::ante)
+      .def_readwrite("bring_in", &CoreRules::bring_in)
+      .def_readwrite("bring_in_amount", &CoreRules::bring_in_amount)
+      .def_readwrite("small_bet", &CoreRules::small_bet)
+      .def_readwrite("big_bet", &CoreRules::big_bet)
+      .def_readwrite("first_to_act_lowest", &CoreRules::first_to_act_lowest)
+      .def_readwrite("open_pair_doubles", &CoreRules::open_pair_doubles)
+      .def_readwrite("spread_sizes", &CoreRules::spread_sizes)
+      .def_readwrite("pot_fractions", &CoreRules::pot_fractions)
+      .def_readwrite("num_actions", &CoreRules::num_actions)
+      .def_readwrite("stack", &CoreRules::stack)
+      .def_readwrite("deck", &CoreRules::deck);
+
+  py::class_<PyBatch>(m, "Batch")
+      .def(py::init<CoreRules, int, int>(), py::arg("rules"), py::arg("num_players"), py::arg("size"))
+      .def_readwrite("auto_reset", &Batch::auto_reset)
+      .def_readwrite("threads", &Batch::threads)
+      .def_readonly("size", &Batch::size)
+      .def_readonly("num_players", &Batch::num_players)
+      .def_readwrite("win_samples", &Batch::win_samples)
+      .def_readwrite("win_exact", &Batch::win_exact)
+      .def("bind", &PyBatch::bind_arrays)
+      .def("bind_observations", &PyBatch::bind_observation_array)
+      .def("observe", &PyBatch::observe_one)
+      .def("bind_observed_seats", &PyBatch::bind_observed_array)
+      .def("set_observed_seats", &PyBatch::set_observed, py::arg("slots"), py::arg("seats"))
+      .def("reset", &PyBatch::reset_from, py::arg("seeds") = py::none(), py::arg("decks") = py::none(),
+           py::arg("buttons") = py::none(), py::arg("stacks") = py::none())
+      .def("step", &PyBatch::step_all)
+      .def("raise_to_amounts", &Batch::raise_to_amounts)
+      .def("state", &PyBatch::state);
+
+  // ---- tag agent (agents/heuristic.h) ----
+  py::class_<TagPolicy>(m, "TagPolicy")
+      .def(py::init(&TagPolicy::make), py::arg("bars"), py::arg("draw_length"), py::arg("ace_low"),
+           py::arg("large"))
+      .def("act", [](const TagPolicy& t, const PyBatch& b, Ints slots) {
+             py::array_t<int64_t> out(slots.size());
+             t.act_many(b, slots.data(), slots.size(), out.mutable_data());
+             return out;
+           }, py::arg("batch"), py::arg("slots"));
+
+  // ---- equity agent (agents/equity.h) ----
+  py::class_<EquityPolicy>(m, "EquityPolicy")
+      .def(py::init(&EquityPolicy::make), py::arg("samples"), py::arg("raise_edge"), py::arg("call_margin"))
+      .def_readonly("samples", &EquityPolicy::samples)
+      .def("act", [](const EquityPolicy& e, const PyBatch& b, Ints slots, Ints keys) {
+             py::array_t<int64_t> out(equity_count(e, b, slots, keys));
+             int64_t* o = out.mutable_data();
+             py::gil_scoped_release release;
+             e.act_many(b, slots.data(), keys.data(), slots.size(), o);
+             return out;
+           }, py::arg("batch"), py::arg("slots"), py::arg("keys"))
+      .def("estimates", [](const EquityPolicy& e, const PyBatch& b, Ints slots, Ints keys) {
+             py::array_t<double> out(equity_count(e, b, slots, keys));
+             double* o = out.mutable_data();
+             py::gil_scoped_release release;
+             e.estimates(b, slots.data(), keys.data(), slots.size(), o);
+             return out;
+           }, py::arg("batch"), py::arg("slots"), py::arg("keys"));
+
+  // ---- learner statistics (batched.h) ----
+  m.def("action_kinds", [](const PyBatch& b, Ints actions) {
+    if (actions.size() != b.size) throw std::invalid_argument("actions: one per hand");
+    py::array_t<int8_t> kinds(b.size), streets(b.size);
+    action_kinds(b, actions.data(), kinds.mutable_data(), streets.mutable_data());
+    return py::make_tuple(kinds, streets);
+  }, py::arg("batch"), py::arg("actions"));
+
+  // ---- the evaluator (engine/hands.h) ----
+  m.def("evaluate", [](std::vector<int> cards, int wild_mask, bool canadian, bool double_ace_flush,
+                       bool ace_low_four_straight) {
+    if (cards.empty() || cards.size() > (size_t)MAX_CARDS) throw std::invalid_argument("1 to 7 cards");
+    int8_t c[MAX_CARDS];
+    for (size_t i = 0; i < cards.size(); ++i) c[i] = (int8_t)cards[i];
+    return evaluate(c, (int)cards.size(), wild_mask, {canadian, double_ace_flush, ace_low_four_straight});
+  }, py::arg("cards"), py::arg("wild_mask") = 0, py::arg("canadian") = false,
+     py::arg("double_ace_flush") = false, py::arg("ace_low_four_straight") = true);
+
+  // evaluate for every row of an (N, n) array of card ids, 1 <= n <= 7 (local best response
+  // scores its roll-outs and the other player's candidate cards with it).
+  m.def("evaluate_rows", [](py::array_t<int64_t, py::array::c_style | py::array::forcecast> cards, int wild_mask,
+                            bool canadian, bool double_ace_flush, bool ace_low_four_straight) {
+    if (cards.ndim() != 2 || cards.shape(1) < 1 || cards.shape(1) > MAX_CARDS)
+      throw std::invalid_argument("evaluate_rows: an (N, 1..7) array of card ids");
+    const py::ssize_t rows = cards.shape(0), n = cards.shape(1);
+    auto in = cards.unchecked<2>();
+    for (py::ssize_t i = 0; i < rows; ++i)
+      for (py::ssize_t j = 0; j < n; ++j)
+        if (in(i, j) < 0 || in(i, j) > 51) throw std::invalid_argument("evaluate_rows: card ids are 0..51");
+    py::array_t<int64_t> out(rows);
+    auto o = out.mutable_unchecked<1>();
+    const EvalOptions opts{canadian, double_ace_flush, ace_low_four_straight};
+    {
+      py::gil_scoped_release release;
+      int8_t c[MAX_CARDS];
+      for (py::ssize_t i = 0; i < rows; ++i) {
+        for (py::ssize_t j = 0; j < n; ++j) c[j] = (int8_t)in(i, j);
+        o(i) = evaluate(c, (int)n, wild_mask, opts);
+      }
+    }
+    return out;
+  }, py::arg("cards"), py::arg("wild_mask") = 0, py::arg("canadian") = false,
+     py::arg("double_ace_flush") = false, py::arg("ace_low_four_straight") = true);
+
+  // Local best response's showdown shares (arena/lbr.h): for each candidate face-down card of
+  // the other player, my mean share over the rows of `future` that do not hold it.
+  m.def("showdown_shares", [](std::vector<int> mine, std::vector<int> their_up, std::vector<int> candidates,
+                              Ints future, int mine_to_come, int wild_mask, bool canadian,
+                              bool double_ace_flush, bool ace_low_four_straight) {
+    if (future.ndim() != 2) throw std::invalid_argument("showdown_shares: future is (rows, cards to come)");
+    const EvalOptions opts{canadian, double_ace_flush, ace_low_four_straight};
+    std::vector<double> shares;
+    {
+      py::gil_scoped_release release;
+      shares = showdown_shares(mine, their_up, candidates, future.data(), future.shape(0), future.shape(1),
+                               mine_to_come, wild_mask, opts);
+    }
+    py::array_t<double> out(shares.size());
+    std::copy(shares.begin(), shares.end(), out.mutable_data());
+    return out;
+  }, py::arg("mine"), py::arg("their_up"), py::arg("candidates"), py::arg("future"), py::arg("mine_to_come"),
+     py::arg("wild_mask") = 0, py::arg("canadian") = false, py::arg("double_ace_flush") = false,
+     py::arg("ace_low_four_straight") = true);
+
+  // ---- observation features (engine/equity.h) ----
+  // win_probability for one seat holding each of several face-down card lists in turn (the
+  // cards local best response supposes the other player holds): one call, one value each.
+  m.def("win_probabilities", &win_probabilities, py::arg("rules"), py::arg("button"), py::arg("street"),
+        py::arg("seat"), py::arg("wild"), py::arg("holes"), py::arg("face_down_counts"), py::arg("up_cards"),
+        py::arg("folded"), py::arg("samples"), py::arg("max_exact"));
+}

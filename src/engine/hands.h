@@ -1,0 +1,300 @@
+// Hand values: a port of envs/engine/hands.py.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "constants.h"
+
+namespace stud {
+
+// A value is category << CATEGORY_SHIFT plus up to five tie-break slots of 4 bits (rank index
+// + 1), so the ints equal the reference's HandValues
+// (tests/test_core_differential.py::test_the_core_evaluator_gives_the_reference_values).
+
+enum Category {
+  HIGH_CARD = 0, ONE_PAIR, FOUR_STRAIGHT, FOUR_FLUSH, TWO_PAIR, THREE_OF_A_KIND, STRAIGHT,
+  FLUSH, FULL_HOUSE, FOUR_OF_A_KIND, STRAIGHT_FLUSH, FIVE_OF_A_KIND
+};
+
+struct EvalOptions {
+  bool canadian = false;
+  bool double_ace_flush = false;
+  bool ace_low_four_straight = true;
+};
+
+static inline int score(int category, const int* ranks, int count) {
+  int value = category << CATEGORY_SHIFT;
+  int shift = 16;
+  for (int i = 0; i < count && i < 5; ++i, shift -= 4) value |= (ranks[i] + 1) << shift;
+  return value;
+}
+
+static inline int score1(int category, int rank) { return score(category, &rank, 1); }
+
+// Straight windows best first, as rank bitmasks: (top, mask); A-2-3-4-5 last.
+struct Window { int top; int mask; };
+static const std::vector<Window>& straight_windows() {
+  static const std::vector<Window> w = [] {
+    std::vector<Window> out;
+    for (int top = ACE; top >= 4; --top) out.push_back({top, 0x1F << (top - 4)});
+    out.push_back({3, (1 << ACE) | 0xF});
+    return out;
+  }();
+  return w;
+}
+
+// hands._nonflush_score: the best category that needs no suits, from natural rank counts.
+static int nonflush_score(const int* counts, int wilds, int k, bool canadian, bool ace_low) {
+  int present[MAX_CARDS * 2];
+  int np = 0;
+  int have = 0;
+  for (int r = 12; r >= 0; --r) {
+    for (int c = 0; c < counts[r]; ++c) present[np++] = r;
+    if (counts[r]) have |= 1 << r;
+  }
+  int most = 0, second = 0;
+  for (int r = 0; r < 13; ++r) {
+    if (counts[r] > most) { second = most; most = counts[r]; }
+    else if (counts[r] > second) second = counts[r];
+  }
+  int buf[8];
+  // buf[start:] = present without ranks u1, u2, at most `limit` of them; returns the length.
+  auto others = [&](int u1, int u2, int start, int limit) {
+    int m = start;
+    for (int i = 0; i < np && m - start < limit; ++i)
+      if (present[i] != u1 && present[i] != u2) buf[m++] = present[i];
+    return m;
+  };
+  if (k >= 5) {
+    for (int r = 12; r >= 0; --r)
+      if (counts[r] + wilds >= 5) return score1(FIVE_OF_A_KIND, r);
+    if (wilds >= 5) return score1(FIVE_OF_A_KIND, ACE);
+  }
+  if (k >= 4) {
+    for (int r = 12; r >= 0; --r)
+      if (counts[r] + wilds >= 4) {
+        buf[0] = r;
+        return score(FOUR_OF_A_KIND, buf, others(r, -1, 1, k - 4));
+      }
+  }
+  if (k >= 5 && std::max(0, 3 - most) + std::max(0, 2 - second) <= wilds) {
+    for (int t = 12; t >= 0; --t) {
+      int need_t = std::max(0, 3 - counts[t]);
+      if (need_t > wilds) continue;
+      for (int p = 12; p >= 0; --p)
+        if (p != t && need_t + std::max(0, 2 - counts[p]) <= wilds) {
+          int tp[2] = {t, p};
+          return score(FULL_HOUSE, tp, 2);
+        }
+    }
+  }
+  if (k >= 5) {
+    for (const Window& w : straight_windows())
+      if (__builtin_popcount(w.mask & ~have) <= wilds) return score1(STRAIGHT, w.top);
+  }
+  if (k >= 3) {
+    for (int r = 12; r >= 0; --r)
+      if (counts[r] + wilds >= 3) {
+        buf[0] = r;
+        return score(THREE_OF_A_KIND, buf, others(r, -1, 1, k - 3));
+      }
+  }
+  int best = -1;
+  if (k >= 4) {
+    int pairs[7], npairs = 0;
+    for (int r = 12; r >= 0; --r)
+      if (counts[r] >= 2) pairs[npairs++] = r;
+    if (npairs >= 2 && wilds == 0) {
+      buf[0] = pairs[0];
+      buf[1] = pairs[1];
+      return score(TWO_PAIR, buf, others(pairs[0], pairs[1], 2, k - 4));
+    }
+    if (canadian) {
+      int tops = 0;
+      int window_tops[11], window_first[11];
+      for (int top = ACE; top >= 3; --top) { window_tops[tops] = top; window_first[tops++] = top - 3; }
+      if (ace_low) { window_tops[tops] = 2; window_first[tops++] = -1; }  // A-2-3-4
+      for (int w = 0; w < tops; ++w) {
+        int window[4];
+        if (window_first[w] < 0) { window[0] = ACE; window[1] = 0; window[2] = 1; window[3] = 2; }
+        else for (int i = 0; i < 4; ++i) window[i] = window_first[w] + i;
+        int missing = 0;
+        for (int i = 0; i < 4; ++i) missing += counts[window[i]] == 0;
+        if (missing > wilds) continue;
+        int rest[MAX_CARDS * 2], nr = np;
+        std::copy(present, present + np, rest);
+        for (int i = 0; i < 4; ++i) {  // list.remove: the first card of that rank
+          for (int j = 0; j < nr; ++j)
+            if (rest[j] == window[i]) { std::copy(rest + j + 1, rest + nr, rest + j); --nr; break; }
+        }
+        int ranks[6], m = 0;
+        ranks[m++] = window_tops[w];
+        if (wilds > missing && m - 1 < k - 4) ranks[m++] = ACE;
+        for (int j = 0; j < nr && m - 1 < k - 4; ++j) ranks[m++] = rest[j];
+        best = std::max(best, score(FOUR_STRAIGHT, ranks, m));
+      }
+    }
+  }
+  if (best >= 0) return best;
+  if (k >= 2) {
+    for (int r = 12; r >= 0; --r)
+      if (counts[r] + wilds >= 2) {
+        buf[0] = r;
+        return score(ONE_PAIR, buf, others(r, -1, 1, k - 2));
+      }
+  }
+  if (wilds) return score1(HIGH_CARD, ACE);
+  return score(HIGH_CARD, present, std::min(np, k));
+}
+
+// nonflush_score, remembered per thread: it depends only on the rank counts (at most 7 cards,
+// so a few ten thousand keys), and win_probability scores thousands of hands a decision. One
+// open-addressing table per (wilds, k, the two options), keyed by `rank_key` (the counts three
+// bits a rank: the sum of 1 << 3r over the natural cards, as Tally builds it); a slot packs
+// (rank_key + 1) << 24 with the value (below 1 << 24), 0 when empty. Eight bytes a slot and a
+// table per kind of hand keep the tables a simulation reads small (Soko's five-card one: 128 KB),
+// since a lookup that misses the cache was a quarter of scoring a hand.
+struct ScoreMemo {
+  static constexpr int VALUE_BITS = 24;
+  static constexpr uint64_t VALUE_MASK = (1ull << VALUE_BITS) - 1;
+  struct Table {
+    std::vector<uint64_t> slots;
+    size_t used = 0;
+  };
+  Table tables[(MAX_CARDS + 1) * 6 * 4];  // by wilds (0-7), k (0-5) and the two options
+
+  static size_t slot(uint64_t rank_key, size_t mask) { return (size_t)((rank_key * 0x9E3779B97F4A7C15ull) >> 32) & mask; }
+  static Table& pick(ScoreMemo& m, int wilds, int k, bool canadian, bool ace_low) {
+    return m.tables[(wilds * 6 + k) * 4 + (canadian ? 2 : 0) + (ace_low ? 1 : 0)];
+  }
+  static const uint64_t* find(const Table& t, uint64_t rank_key) {
+    if (t.slots.empty()) return nullptr;
+    const uint64_t tag = (rank_key + 1) << VALUE_BITS;
+    const size_t mask = t.slots.size() - 1;
+    for (size_t i = slot(rank_key, mask);; i = (i + 1) & mask) {
+      if ((t.slots[i] & ~VALUE_MASK) == tag) return &t.slots[i];
+      if (t.slots[i] == 0) return nullptr;
+    }
+  }
+  static void insert(Table& t, uint64_t rank_key, int value) {
+    if (t.slots.empty()) t.slots.assign(1 << 10, 0);
+    if (2 * (t.used + 1) > t.slots.size()) {  // keep it at most half full
+      std::vector<uint64_t> old(t.slots.size() * 2, 0);
+      old.swap(t.slots);
+      t.used = 0;
+      for (uint64_t s : old)
+        if (s) insert(t, (s >> VALUE_BITS) - 1, (int)(s & VALUE_MASK));
+    }
+    const size_t mask = t.slots.size() - 1;
+    size_t i = slot(rank_key, mask);
+    while (t.slots[i] != 0) i = (i + 1) & mask;
+    t.slots[i] = (rank_key + 1) << VALUE_BITS | (uint64_t)value;
+    ++t.used;
+  }
+};
+
+// The calling thread's memo (one lookup of the thread-local per caller that scores many hands).
+static ScoreMemo& thread_memo() {
+  thread_local ScoreMemo memo;
+  return memo;
+}
+
+static int nonflush_score_memo(ScoreMemo& memo, uint64_t rank_key, int wilds, int k, bool canadian, bool ace_low) {
+  ScoreMemo::Table& table = ScoreMemo::pick(memo, wilds, k, canadian, ace_low);
+  if (const uint64_t* s = ScoreMemo::find(table, rank_key)) return (int)(*s & ScoreMemo::VALUE_MASK);
+  int counts[13];
+  for (int r = 0; r < 13; ++r) counts[r] = (int)(rank_key >> (3 * r) & 7);
+  int value = nonflush_score(counts, wilds, k, canadian, ace_low);
+  ScoreMemo::insert(table, rank_key, value);
+  return value;
+}
+
+// hands._suited_ranks: the best `size` ranks of a flush, wilds standing in.
+static int suited_ranks(int suited, int wilds, int size, bool double_ace_flush, int* out) {
+  int all[20], m = 0;
+  for (int r = 12; r >= 0; --r)
+    if (suited >> r & 1) all[m++] = r;
+  if (double_ace_flush) {
+    for (int i = 0; i < wilds; ++i) all[m++] = ACE;
+  } else {
+    int added = 0;
+    for (int r = 12; r >= 0 && added < wilds; --r)
+      if (!(suited >> r & 1)) { all[m++] = r; ++added; }
+  }
+  std::sort(all, all + m, [](int a, int b) { return a > b; });
+  int n = std::min(m, size);
+  std::copy(all, all + n, out);
+  return n;
+}
+
+// hands._flush_score with fifth = -1 (the caller adds a four-flush's fifth card).
+static int flush_score(int suited, int wilds, int k, bool canadian, bool double_ace_flush) {
+  int have = __builtin_popcount(suited);
+  int ranks[5];
+  if (k >= 5 && have + wilds >= 5) {
+    for (const Window& w : straight_windows())
+      if (__builtin_popcount(w.mask & ~suited) <= wilds) return score1(STRAIGHT_FLUSH, w.top);
+    return score(FLUSH, ranks, suited_ranks(suited, wilds, 5, double_ace_flush, ranks));
+  }
+  if (canadian && k >= 4 && have + wilds == 4)
+    return score(FOUR_FLUSH, ranks, suited_ranks(suited, wilds, 4, double_ace_flush, ranks));
+  return -1;
+}
+
+// What evaluate reads of a hand's cards: counts that do not depend on the cards' order, so a
+// hand's known cards are tallied once and each deal's cards added on top (mean_share).
+// An aggregate: `Tally t{}` is an empty one (`Tally t;` leaves it unset, for arrays filled later).
+struct Tally {
+  uint64_t rank_key;  // the natural cards: 1 << 3r for each of rank index r
+  int n, wilds;
+  int suit_total[4], suit_natural[4], suited[4];
+  // `wild_mask` has bit r set when rank index r is wild.
+  void add(int card, int wild_mask) {
+    int r = card >> 2, s = card & 3;
+    ++n;
+    ++suit_total[s];
+    if (wild_mask >> r & 1) {
+      ++wilds;
+    } else {
+      rank_key += 1ull << (3 * r);
+      ++suit_natural[s];
+      suited[s] |= 1 << r;
+    }
+  }
+};
+
+// hands.evaluate of the tallied cards: 5 to 7 cards as the best five, 1 to 4 up cards as a
+// showing hand.
+static int score_tally(const Tally& t, const EvalOptions& o, ScoreMemo& memo) {
+  int k = std::min(t.n, 5);
+  int best = nonflush_score_memo(memo, t.rank_key, t.wilds, k, o.canadian, o.ace_low_four_straight);
+  if (o.canadian ? k >= 4 : k >= 5) {
+    int threshold = (o.canadian ? 4 : 5) - t.wilds;
+    int need = std::max(threshold, 1);
+    for (int s = 0; s < 4; ++s) {
+      if (t.suit_total[s] < need || t.suit_natural[s] < threshold) continue;
+      int value = flush_score(t.suited[s], t.wilds, k, o.canadian, o.double_ace_flush);
+      if (t.suit_natural[s] == threshold && o.canadian && k >= 5) {
+        int fifth = 0;  // the best natural card of the other suits (rank index + 1), or none
+        for (int u = 0; u < 4; ++u)
+          if (u != s && t.suited[u]) fifth = std::max(fifth, 32 - __builtin_clz(t.suited[u]));
+        value |= fifth;
+      }
+      best = std::max(best, value);
+    }
+  }
+  return best;
+}
+
+static int evaluate(const int8_t* cards, int n, int wild_mask, const EvalOptions& o) {
+  Tally t{};
+  for (int i = 0; i < n; ++i) t.add(cards[i], wild_mask);
+  return score_tally(t, o, thread_memo());
+}
+
+// The number of hand categories (the hand_class piece's size).
+constexpr int CATEGORIES = FIVE_OF_A_KIND + 1;
+
+}  // namespace stud
