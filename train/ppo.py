@@ -21,7 +21,13 @@ One run folder per run, ``runs/<config name>__s<seed>__<YYYYmmdd-HHMMSS>/``:
 A first checkpoint is written at step 0, and Ctrl-C or an exception saves a last one before the
 error propagates. ``--resume`` loads the newest checkpoint that loads (saying so when it falls
 back past a broken one) and its opponent pool, and continues the same step count in the same
-TensorBoard folder; the evaluations and TensorBoard points logged after that checkpoint are
+TensorBoard folder. From a periodic checkpoint (and the one at step 0) it is exact: the run
+ends with the weights and ``eval.csv`` of the run that never stopped, however it was stopped
+(SIGKILL included), because each such checkpoint keeps Python's, NumPy's and PyTorch's
+generators and the evaluation's counters (``train.rng_state``, JSON), and the run starts new
+hands there from a seed of the step whether or not it is ever resumed
+(``train.callbacks.restart_hands``). The checkpoint written when a run stops mid-rollout keeps
+the steps but not the hands under way: a resume from it goes on with new hands (it says so); the evaluations and TensorBoard points logged after that checkpoint are
 dropped, since training repeats those steps. ``--resume`` of a finished run says so and exits
 with code 0; ``--set`` with ``--resume`` changes only run length, checkpoints, ``eval.*`` and
 ``opponents.*``. A usage error or a bad config stops with one line and exit code 2.
@@ -125,8 +131,9 @@ def main(cfg: Config, *, resume: str | Path | None = None, command: Sequence[str
     from sb3_contrib import MaskablePPO
     from stable_baselines3.common.callbacks import CallbackList
 
+    from train import rng_state
     from train.callbacks import (Checkpoints, EntropySchedule, Evaluation, OpponentPool, PokerStats, ProgressBar,
-                                 SelfPlay, TimeShares, latest_checkpoint, save_model)
+                                 SelfPlay, TimeShares, hands_seed, latest_checkpoint, restart_hands, save_model)
     from train.vec import TimedVecEnv
     command_line = shlex.join(command if command is not None else [sys.executable, *sys.argv])
 
@@ -181,14 +188,26 @@ def main(cfg: Config, *, resume: str | Path | None = None, command: Sequence[str
         else:
             model, state = _load_newest_checkpoint(run_dir / "checkpoints", venv, device=ppo.device)
             done_before = model.num_timesteps
-            env_seed = seed + done_before  # a resumed run deals new hands, still reproducibly
-            venv.seed(env_seed)
-            model.set_random_seed(env_seed)
             missing = pool.restore(state.get("pool", {}))
             if missing:
                 print(f"warning: the checkpoint's self-play pool lists {', '.join(missing)}, which "
                       f"could not be loaded; the pool has {len(pool.snapshots)} snapshots",
                       file=sys.stderr, flush=True)
+            # The hands the checkpoint's run dealt next (Checkpoints: it restarted them there).
+            venv.seed(hands_seed(seed, done_before))
+            model._last_obs = venv.reset()
+            model._last_episode_starts = np.ones((venv.num_envs,), dtype=bool)
+            if state.get("exact") and "generators" in state:
+                try:
+                    rng_state.restore(state["generators"])
+                except ValueError as exc:
+                    raise ConfigError(f"--resume {run_dir}: checkpoint {done_before}'s generators: {exc}") from exc
+            else:   # stopped mid-rollout: the steps are kept, the env's state is not
+                model.set_random_seed(hands_seed(seed, done_before))
+                model._last_obs = venv.reset()
+                print(f"note: the checkpoint at {done_before} timesteps was saved when the run stopped "
+                      f"mid-rollout; the run goes on from it with new hands (not bit for bit as if it "
+                      f"had never stopped)", file=sys.stderr, flush=True)
             (run_dir / "config.yaml").write_text(dump_config(cfg))
             with (run_dir / "command.txt").open("a") as f:
                 f.write(command_line + "\n")
@@ -198,8 +217,9 @@ def main(cfg: Config, *, resume: str | Path | None = None, command: Sequence[str
         _eval_layout(model, cfg)
 
         bar = ProgressBar(cfg.run.total_timesteps, disable=not progress)
-        checkpoints = Checkpoints(run_dir / "checkpoints", cfg.run.checkpoint_every, cfg.run.keep_checkpoints, pool)
         evaluation = Evaluation(cfg, run_dir, progress=bar)
+        checkpoints = Checkpoints(run_dir / "checkpoints", cfg.run.checkpoint_every, cfg.run.keep_checkpoints, pool,
+                                  seed=seed, evaluation=evaluation)
         if resume is None:
             text = "    " + dump_config(cfg).replace("\n", "\n    ")
             model.logger.record("config", text)
@@ -207,10 +227,11 @@ def main(cfg: Config, *, resume: str | Path | None = None, command: Sequence[str
             model.logger.dump(0)
             if cfg.eval.every and cfg.eval.at_start:
                 evaluation.evaluate(model)   # the untrained policy: where the curves start
+            restart_hands(model, pool, seed)   # the first hands, as a resume from step 0 deals them
             checkpoints.save(model)   # a run killed before its first periodic checkpoint can resume
         else:
             checkpoints.last_saved = done_before
-            dropped = evaluation.resume_at(done_before)
+            dropped = evaluation.resume_at(done_before, state.get("evaluation"))
             if dropped:
                 print(f"eval.csv: dropped {dropped} rows logged after step {done_before} "
                       f"(training repeats those steps)", flush=True)
@@ -224,13 +245,14 @@ def main(cfg: Config, *, resume: str | Path | None = None, command: Sequence[str
         previous_term = signal.signal(signal.SIGTERM, _terminate)
         try:
             if remaining > 0:
-                model.learn(remaining, callback=CallbackList(callbacks), reset_num_timesteps=resume is None,
+                # The env was reset above (restart_hands, or the resume): learn goes on from there.
+                model.learn(remaining, callback=CallbackList(callbacks), reset_num_timesteps=False,
                             progress_bar=False)
         except BaseException:
             # Ctrl-C, SIGTERM or a crash: keep what was learned. The save is atomic, so even an
             # interrupted save leaves the previous checkpoint whole.
             bar.close()
-            path = checkpoints.save(model)
+            path = checkpoints.save(model, exact=False)
             print(f"\nstopped at {model.num_timesteps} timesteps; checkpoint {path} "
                   f"(continue with --resume {run_dir})", file=sys.stderr, flush=True)
             raise
