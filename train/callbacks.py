@@ -480,8 +480,10 @@ class Evaluation(EveryTimesteps):
     FIELDS = ["timesteps", "opponent", "hands", "bb100", "ci95_low", "ci95_high", "seconds"]
     LEARNER = "learner"
 
-    def __init__(self, cfg: Config, run_dir: Path, *, progress: ProgressBar | None = None) -> None:
+    def __init__(self, cfg: Config, run_dir: Path, *, progress: ProgressBar | None = None,
+                 on_result=None) -> None:
         super().__init__(cfg.eval.every)
+        self.on_result = on_result   # on_result(timesteps, values): told of each evaluation
         self.cfg = cfg
         self.run_dir = Path(run_dir)
         self.csv_path = self.run_dir / "eval.csv"
@@ -570,6 +572,8 @@ class Evaluation(EveryTimesteps):
         self.results = {"timesteps": steps, **{o: e for o, _, e, _ in rows}}
         if self.progress is not None:
             self.progress.set_postfix(field=f"{field.mean:+.1f}bb/100")
+        if self.on_result is not None:
+            self.on_result(steps, values)
         return self.results
 
     def _exploitability(self, spec: str, rules: dict, steps: int) -> dict[str, float]:

@@ -41,9 +41,10 @@ import shlex
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -121,11 +122,15 @@ class RunFinished(Exception):
 
 
 def main(cfg: Config, *, resume: str | Path | None = None, command: Sequence[str] | None = None,
-         progress: bool = True) -> Path:
+         progress: bool = True, run_dir: str | Path | None = None,
+         on_evaluation: Callable[[int, dict], None] | None = None) -> Path:
     """Train as ``cfg`` says (or continue the run folder ``resume``); returns the run folder.
 
-    Resuming a finished run (its final model saved and its newest checkpoint at
-    ``run.total_timesteps`` or beyond) changes nothing and raises :class:`RunFinished`.
+    ``run_dir``: the folder of a new run (default: :func:`new_run_dir`; it must not hold a
+    run yet). ``on_evaluation(timesteps, values)``: called after each evaluation with its
+    ``eval/*`` values (a sweep reports them to Ray Tune). Resuming a finished run (its final
+    model saved and its newest checkpoint at ``run.total_timesteps`` or beyond) changes nothing
+    and raises :class:`RunFinished`.
     """
     import torch
     from sb3_contrib import MaskablePPO
@@ -139,7 +144,13 @@ def main(cfg: Config, *, resume: str | Path | None = None, command: Sequence[str
 
     # ---- The run folder ----------------------------------------------------------------------
     if resume is None:
-        run_dir = new_run_dir(cfg)
+        if run_dir is None:
+            run_dir = new_run_dir(cfg)
+        else:
+            run_dir = Path(run_dir)
+            if run_dir.exists() and any(run_dir.iterdir()):
+                raise ConfigError(f"{run_dir} holds files already; a new run needs an empty folder")
+            run_dir.mkdir(parents=True, exist_ok=True)
         (run_dir / "checkpoints").mkdir()
         (run_dir / "config.yaml").write_text(dump_config(cfg))
         (run_dir / "command.txt").write_text(command_line + "\n")
@@ -217,7 +228,7 @@ def main(cfg: Config, *, resume: str | Path | None = None, command: Sequence[str
         _eval_layout(model, cfg)
 
         bar = ProgressBar(cfg.run.total_timesteps, disable=not progress)
-        evaluation = Evaluation(cfg, run_dir, progress=bar)
+        evaluation = Evaluation(cfg, run_dir, progress=bar, on_result=on_evaluation)
         checkpoints = Checkpoints(run_dir / "checkpoints", cfg.run.checkpoint_every, cfg.run.keep_checkpoints, pool,
                                   seed=seed, evaluation=evaluation)
         if resume is None:
@@ -242,7 +253,10 @@ def main(cfg: Config, *, resume: str | Path | None = None, command: Sequence[str
             callbacks.insert(0, EntropySchedule(ppo.ent_coef, ppo.ent_coef_end, cfg.run.total_timesteps))
 
         remaining = cfg.run.total_timesteps - model.num_timesteps
-        previous_term = signal.signal(signal.SIGTERM, _terminate)
+        # SIGTERM saves a checkpoint too; handlers can only be set from the main thread (a Ray
+        # Tune trial runs in another: Ray stops it its own way).
+        in_main = threading.current_thread() is threading.main_thread()
+        previous_term = signal.signal(signal.SIGTERM, _terminate) if in_main else None
         try:
             if remaining > 0:
                 # The env was reset above (restart_hands, or the resume): learn goes on from there.
@@ -257,7 +271,8 @@ def main(cfg: Config, *, resume: str | Path | None = None, command: Sequence[str
                   f"(continue with --resume {run_dir})", file=sys.stderr, flush=True)
             raise
         finally:
-            signal.signal(signal.SIGTERM, previous_term)
+            if in_main:
+                signal.signal(signal.SIGTERM, previous_term)
 
         # The final update is the final model: evaluate it, then checkpoint it, then save it.
         if cfg.eval.every:
