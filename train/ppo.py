@@ -123,11 +123,11 @@ class RunFinished(Exception):
 
 def main(cfg: Config, *, resume: str | Path | None = None, command: Sequence[str] | None = None,
          progress: bool = True, run_dir: str | Path | None = None,
-         on_evaluation: Callable[[int, dict], None] | None = None) -> Path:
+         on_evaluation: Callable[[int, dict], None] | None = None, allow_files: Sequence[str] = ()) -> Path:
     """Train as ``cfg`` says (or continue the run folder ``resume``); returns the run folder.
 
-    ``run_dir``: the folder of a new run (default: :func:`new_run_dir`; it must not hold a
-    run yet). ``on_evaluation(timesteps, values)``: called after each evaluation with its
+    ``run_dir``: the folder of a new run (default: :func:`new_run_dir`; it may hold only the
+    files named in ``allow_files``). ``on_evaluation(timesteps, values)``: called after each evaluation with its
     ``eval/*`` values (a sweep reports them to Ray Tune). Resuming a finished run (its final
     model saved and its newest checkpoint at ``run.total_timesteps`` or beyond) changes nothing
     and raises :class:`RunFinished`.
@@ -148,7 +148,7 @@ def main(cfg: Config, *, resume: str | Path | None = None, command: Sequence[str
             run_dir = new_run_dir(cfg)
         else:
             run_dir = Path(run_dir)
-            if run_dir.exists() and any(run_dir.iterdir()):
+            if run_dir.exists() and any(p.name not in allow_files for p in run_dir.iterdir()):
                 raise ConfigError(f"{run_dir} holds files already; a new run needs an empty folder")
             run_dir.mkdir(parents=True, exist_ok=True)
         (run_dir / "checkpoints").mkdir()

@@ -24,6 +24,9 @@ At the end the sweep writes, in ``<sweep>/``:
 ``sweep.json``      the command, the grid, the trials and their run folders
 =================== =========================================================================
 
+A trial's run folder also holds ``metrics.jsonl`` (what it reported to Tune) and
+``attempts.txt`` (when and on which Ray node each attempt started).
+
 Without ``--address`` it starts a local Ray instance sized to the machine (every core); with
 one it joins that cluster. The code must be importable on every node at the same path (this
 checkout is put on the workers' PYTHONPATH). A bad argument or config stops with one line and
@@ -133,6 +136,7 @@ def run_trial(params: dict[str, Any]) -> None:
     newest checkpoint; each evaluation goes to ``metrics.jsonl`` and to Tune."""
     import tempfile
 
+    import ray
     from ray import tune
 
     from train.callbacks import latest_checkpoint
@@ -153,7 +157,10 @@ def run_trial(params: dict[str, Any]) -> None:
             tune.report(row, checkpoint=tune.Checkpoint.from_directory(tmp))
 
     command = ["python", "-m", "train.sweep", "(trial)", params["name"], f"seed={params['seed']}"]
+    attempt = f"{time.strftime('%Y-%m-%d %H:%M:%S')} node {ray.get_runtime_context().get_node_id()}\n"
     if latest_checkpoint(run_dir / "checkpoints") is not None:
+        with (run_dir / "attempts.txt").open("a") as f:   # where each attempt ran
+            f.write(attempt)
         cfg = config_from_dict(read_yaml(run_dir / "config.yaml"))
         try:
             train_main(cfg, resume=run_dir, command=command + ["--resume"], progress=False,
@@ -169,7 +176,10 @@ def run_trial(params: dict[str, Any]) -> None:
             k += 1
         run_dir.rename(run_dir.with_name(f"{run_dir.name}.failed-{k}"))
     cfg = load_config(params["config"], overrides=params["overrides"], seed=params["seed"])
-    train_main(cfg, run_dir=run_dir, command=command, progress=False, on_evaluation=report)
+    run_dir.mkdir(parents=True)
+    (run_dir / "attempts.txt").write_text(attempt)
+    train_main(cfg, run_dir=run_dir, command=command, progress=False, on_evaluation=report,
+               allow_files=("attempts.txt",))
 
 
 # --------------------------------------------------------------------------------------------
