@@ -16,14 +16,15 @@ where every node sees it) or, for a local best response, ``("lbr", target spec, 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from agents.base import Agent
 from agents.registry import canonical_spec, make_agent
 from arena.lbr import LBRAgent
 
-__all__ = ["connect", "agent_recipe", "build_agent", "cluster_cpus", "play_chunks"]
+__all__ = ["agent_recipe", "build_agent", "cluster_cpus", "connect", "play_chunks"]
 
 REPO = Path(__file__).resolve().parent.parent
 

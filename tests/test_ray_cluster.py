@@ -16,10 +16,10 @@ import numpy as np
 import pytest
 
 ray = pytest.importorskip("ray")
-from ray.cluster_utils import Cluster  # noqa: E402
+from ray.cluster_utils import Cluster
 
-from tests.test_resume_exact import policy_weights  # noqa: E402
-from tests.test_train import SMOKE, smoke  # noqa: E402
+from tests.test_resume_exact import policy_weights
+from tests.test_train import SMOKE, smoke
 
 REPO = Path(__file__).resolve().parent.parent
 ENV = {**os.environ, "PYTHONPATH": str(REPO), "RAY_DEDUP_LOGS": "0"}
@@ -53,10 +53,10 @@ def sweep(out: Path, address: str, *args: str) -> subprocess.Popen:
 
 
 def test_a_tournament_and_a_local_best_response_on_the_cluster_equal_one_process(two_nodes):
+    from agents.registry import make_agent
     from arena.exploit import lower_bound
     from arena.lbr import LBRAgent
     from arena.tournament import TournamentConfig, run_tournament
-    from agents.registry import make_agent
 
     cfg = dict(game="soko", agents=["tag", "random", "call"], hands=120, seed=5, progress=False, write=False)
     local = run_tournament(TournamentConfig(workers=1, **cfg))

@@ -44,12 +44,13 @@ import os
 import shlex
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from train.config import ConfigError, config_from_dict, load_config, read_yaml
 
-__all__ = ["parse_grid", "grid_points", "run_trial", "summarize", "main", "cli"]
+__all__ = ["cli", "grid_points", "main", "parse_grid", "run_trial", "summarize"]
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -279,8 +280,8 @@ def summarize(sweep_dir: Path, trials: Sequence[dict], *, metric: str = "eval/bb
     summary["verdict"] = verdict.replace("**", "")
 
     # summary.md
-    lines = ["# Sweep summary", "", f"Final evaluation of each trial; mean over seeds with its 95% "
-             f"Student-t interval (n seeds).", ""]
+    intro = "Final evaluation of each trial; mean over seeds with its 95% Student-t interval [low, high]."
+    lines = ["# Sweep summary", "", intro, ""]
     short = [m.removeprefix("eval/") for m in metrics]
     lines.append("| point | seeds | " + " | ".join(short) + " |")
     lines.append("|---|---|" + "---|" * len(metrics))
@@ -474,6 +475,6 @@ def cli(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    from train.sweep import cli as _cli   # the module's own functions, so Ray ships them by name
+    from train.sweep import cli as _cli  # the module's own functions, so Ray ships them by name
 
     sys.exit(_cli())
