@@ -202,7 +202,7 @@ def _interval(values: Sequence[float]) -> tuple[float, float, float]:
 
 def _welch(a: Sequence[float], b: Sequence[float]) -> tuple[float, float, float]:
     """mean(a) - mean(b) with its Welch 95% interval (NaN bounds below two seeds each)."""
-    from arena.stats import t_quantile
+    from scipy.stats import t as student_t
 
     diff = sum(a) / len(a) - sum(b) / len(b)
     if len(a) < 2 or len(b) < 2:
@@ -212,8 +212,8 @@ def _welch(a: Sequence[float], b: Sequence[float]) -> tuple[float, float, float]
     se = math.sqrt(va + vb)
     if se == 0:
         return diff, diff, diff
-    df = (va + vb) ** 2 / ((va ** 2) / (len(a) - 1) + (vb ** 2) / (len(b) - 1))
-    half = t_quantile(0.95, max(1, int(df))) * se
+    df = (va + vb) ** 2 / ((va ** 2) / (len(a) - 1) + (vb ** 2) / (len(b) - 1))   # Welch-Satterthwaite
+    half = float(student_t.ppf(0.975, df)) * se
     return diff, diff - half, diff + half
 
 
