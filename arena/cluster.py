@@ -40,6 +40,7 @@ def connect(address: str | None) -> bool:
 
     if ray.is_initialized():
         return False
+    _reachable(address)
     pythonpath = os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH", "")) if p)
     runtime_env = {"env_vars": {"PYTHONPATH": pythonpath}}
     try:
@@ -53,6 +54,23 @@ def connect(address: str | None) -> bool:
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
         raise ValueError(f"cannot join the Ray cluster at {address!r}: {first}") from exc
     return True
+
+
+def _reachable(address: str | None, seconds: float = 5.0) -> None:
+    """A ValueError at once for a ``HOST:PORT`` nobody listens on (Ray itself retries for
+    minutes); ``auto``, ``ray://`` and no address are left to Ray."""
+    import socket
+
+    if not address or address == "auto" or "://" in address:
+        return
+    host, sep, port = address.rpartition(":")
+    if not sep or not port.isdigit():
+        raise ValueError(f"a Ray address is auto, HOST:PORT or ray://HOST:PORT, not {address!r}")
+    try:
+        socket.create_connection((host, int(port)), timeout=seconds).close()
+    except OSError as exc:
+        raise ValueError(f"cannot join the Ray cluster at {address!r}: nothing answers there "
+                         f"({exc.strerror or exc})") from exc
 
 
 def agent_recipe(agent: str | Agent) -> str | tuple:

@@ -29,7 +29,9 @@ def test_the_grid_is_the_product_of_its_lists():
     (["--seeds", "1", "1"], "a seed is given twice"),
     (["--seeds", "x"], "invalid int value"),
     (["--cpus-per-trial", "0"], "must be positive"),
-], ids=["no-equals", "empty", "twice", "unknown-key", "bad-value", "seed-twice", "seed-not-int", "cpus"])
+    (["--address", "127.0.0.1:1"], "nothing answers there"),
+], ids=["no-equals", "empty", "twice", "unknown-key", "bad-value", "seed-twice", "seed-not-int", "cpus",
+        "no-cluster"])
 def test_bad_input_is_one_line_and_exit_2(argv, words, tmp_path, capsys):
     try:
         code = cli(["--config", str(SMOKE), "--out", str(tmp_path / "sweep"), *argv])

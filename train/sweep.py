@@ -28,8 +28,8 @@ A trial's run folder also holds ``metrics.jsonl`` (what it reported to Tune) and
 ``attempts.txt`` (when and on which Ray node each attempt started).
 
 Without ``--address`` it starts a local Ray instance sized to the machine (every core); with
-one it joins that cluster. The code must be importable on every node at the same path (this
-checkout is put on the workers' PYTHONPATH). A bad argument or config stops with one line and
+one it joins that cluster (``arena.cluster.connect``). The code must be importable on every
+node at the same path (this checkout is put on the workers' PYTHONPATH). A bad argument or config stops with one line and
 exit code 2 before any trial starts.
 """
 
@@ -51,9 +51,6 @@ from typing import Any
 from train.config import ConfigError, config_from_dict, load_config, read_yaml
 
 __all__ = ["cli", "grid_points", "main", "parse_grid", "run_trial", "summarize"]
-
-REPO = Path(__file__).resolve().parent.parent
-
 
 # --------------------------------------------------------------------------------------------
 # The grid
@@ -283,6 +280,8 @@ def summarize(sweep_dir: Path, trials: Sequence[dict], *, metric: str = "eval/bb
     intro = "Final evaluation of each trial; mean over seeds with its 95% Student-t interval [low, high]."
     lines = ["# Sweep summary", "", intro, ""]
     short = [m.removeprefix("eval/") for m in metrics]
+    if not metrics:
+        short = ["(no evaluation)"]
     lines.append("| point | seeds | " + " | ".join(short) + " |")
     lines.append("|---|---|" + "---|" * len(metrics))
     for point in points:
@@ -416,23 +415,17 @@ def main(args: argparse.Namespace) -> dict[str, Any]:
     import ray
     from ray import tune
 
+    from arena.cluster import connect
+
     out, trials = plan(args)
+    try:
+        started_here = connect(args.address)
+    except ValueError as exc:
+        raise ConfigError(f"--address: {exc}") from exc
     (out / "runs").mkdir(parents=True, exist_ok=True)
     record = {"command": shlex.join([sys.executable, "-m", "train.sweep", *sys.argv[1:]]), "trials": trials,
               "address": args.address}
     (out / "sweep.json").write_text(json.dumps(record, indent=2) + "\n")
-    pythonpath = os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH", "")) if p)
-    runtime_env = {"env_vars": {"PYTHONPATH": pythonpath}}
-    started_here = not ray.is_initialized()
-    if started_here:
-        try:
-            if args.address:
-                ray.init(address=args.address, runtime_env=runtime_env, log_to_driver=False)
-            else:
-                ray.init(num_cpus=os.cpu_count(), runtime_env=runtime_env, include_dashboard=False,
-                         log_to_driver=False)
-        except (ConnectionError, RuntimeError, ValueError) as exc:
-            raise ConfigError(f"--address {args.address}: cannot join the Ray cluster ({exc})") from exc
     print(f"sweep: {len(trials)} trials on {ray.cluster_resources().get('CPU', 0):g} CPUs; folder {out}",
           flush=True)
     try:
