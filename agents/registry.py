@@ -373,4 +373,5 @@ def make_agent(spec: str | Agent) -> Agent:
     options.pop("name", None)
     agent = AGENTS[name][0](**options)
     agent.name = spec.strip()
+    agent.spec = spec.strip()   # what it was made from (an agent travels as its spec: arena.cluster)
     return agent

@@ -196,16 +196,36 @@ def _work(task: tuple[_Match, int, int]) -> tuple[int, int, np.ndarray, np.ndarr
 
 def _play_all(rules: Rules, n: int, agents: dict[str, Any], matches: list[_Match], groups: int, *,
               seed: int, duplicate: bool, workers: int, histories: int, progress: bool,
-              luck: bool = False, desc: str = "hands"
+              luck: bool = False, desc: str = "hands", ray: str | None = None, actors: int = 0
               ) -> tuple[list[np.ndarray], list[np.ndarray] | None, list[list[tuple[str, str]]], float]:
     """Chips (groups, rotations, positions) per match, luck features (groups, positions,
     columns) per match (None without the luck correction), histories (text, PHH) per match,
-    seconds of play."""
-    for agent in agents.values():  # shared lookup tables, built before any fork
+    seconds of play. ``ray``: play the chunks on Ray actors (``arena.cluster``; "" for a local Ray
+    instance, else a cluster's address), one per cluster CPU, instead of ``workers`` processes
+    (``actors``: that many actors of the cluster this process is connected to)."""
+    if ray is not None:
+        from arena import cluster
+
+        for agent in agents.values():   # a clear error before any Ray start
+            cluster.agent_recipe(agent)
+        started = cluster.connect(ray)
+        try:
+            return _play_all(rules, n, agents, matches, groups, seed=seed, duplicate=duplicate,
+                             workers=1, histories=histories, progress=progress, luck=luck, desc=desc,
+                             actors=cluster.cluster_cpus())
+        finally:
+            if started:
+                import ray as ray_module
+
+                ray_module.shutdown()
+    on_ray = actors > 0
+    for agent in agents.values() if not on_ray else ():  # shared lookup tables, built before any fork
         warm = getattr(make_agent(agent), "warm_up", None)
         if warm is not None:
             warm(rules)
-    if luck and workers > 1:  # single-process runs build what they need as they go
+    if on_ray:
+        workers = actors   # the chunks are sized as for that many processes (each actor warms up)
+    elif luck and workers > 1:  # single-process runs build what they need as they go
         luck_warm_up(rules)
     kwargs = dict(seed=seed, duplicate=duplicate, histories=histories, luck=luck)
     per_chunk = max(1, min(250, math.ceil(groups * len(matches) / max(1, workers) / 16)))
@@ -228,7 +248,12 @@ def _play_all(rules: Rules, n: int, agents: dict[str, Any], matches: list[_Match
         if bar is not None:
             bar.update(len(part) * n)
 
-    if workers <= 1:
+    if on_ray:
+        from arena import cluster
+
+        bar = tqdm(total=total, unit="hand", desc=desc, disable=not progress, smoothing=0.1)
+        cluster.play_chunks(_Runner, rules, n, agents, kwargs, tasks, collect, actors=workers)
+    elif workers <= 1:
         runner = _Runner(rules, n, agents, **kwargs)
         bar = tqdm(total=total, unit="hand", desc=desc, disable=not progress, smoothing=0.1)
         for m, g0, g1 in tasks:
@@ -352,7 +377,8 @@ def _workers(workers: int) -> int:
 
 def play_match(rules: Rules | str, agents: Sequence[str | Agent], *, hands: int, seed: int = 0,
                duplicate: bool = True, luck_correction: bool = False, workers: int = 1,
-               histories: int = 0, progress: bool = False, **rule_overrides) -> MatchResult:
+               histories: int = 0, progress: bool = False, ray: str | None = None,
+               **rule_overrides) -> MatchResult:
     """Play one duplicate match: heads-up for two agents, one table of ``len(agents)`` seats
     otherwise, ``hands`` hands (rounded up to whole groups). Agents are spec strings or
     :class:`Agent` objects (picklable ones when ``workers > 1``).
@@ -364,6 +390,8 @@ def play_match(rules: Rules | str, agents: Sequence[str | Agent], *, hands: int,
     narrower intervals for more CPU per hand, see docs/results.md; ``raw_estimates`` keeps the
     plain numbers, ``luck_fitted`` says how many coefficients were fitted). It is off here by
     default so that training's periodic evaluations keep their cost; tournaments turn it on.
+    ``ray``: play on Ray actors instead (``arena.cluster``: "" for a local Ray instance, or a
+    cluster's address; agents must be specs or agents made from one); the same results.
     """
     rules = get_rules(rules, **rule_overrides)
     seats = _seats(agents, label_by_spec=True)
@@ -372,6 +400,6 @@ def play_match(rules: Rules | str, agents: Sequence[str | Agent], *, hands: int,
     match = _Match(0, tuple(s.label for s in seats), tuple(s.name for s in seats))
     chips, features, texts, seconds = _play_all(
         rules, n, {s.label: s.spec for s in seats}, [match], groups, seed=seed, duplicate=duplicate,
-        workers=_workers(workers), histories=histories, progress=progress, luck=luck_correction)
+        workers=_workers(workers), histories=histories, progress=progress, luck=luck_correction, ray=ray)
     return _match_result(match.names, chips[0], features[0] if luck_correction else None,
                          rules, texts[0], seconds)

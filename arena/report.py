@@ -58,8 +58,9 @@ def format_table(result: TournamentResult) -> str:
     if result.raw_crosstable is not None:
         lines += ["", "Without the luck correction (raw results)"]
         lines += _cross_lines(result.agents, result.raw_crosstable)
+    split = "Ray actors" if getattr(cfg, "ray", None) is not None else f"{_workers(cfg.workers)} workers"
     lines += ["", f"{result.hands} hands in {result.seconds:.1f} s "
-              f"({result.hands_per_second:.0f} hands/s, {_workers(cfg.workers)} workers; "
+              f"({result.hands_per_second:.0f} hands/s, {split}; "
               f"warm-up {result.warm_up_seconds:.1f} s)"]
     return "\n".join(lines)
 

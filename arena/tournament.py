@@ -56,6 +56,7 @@ class TournamentConfig:
     luck_correction: bool | None = None  # subtract the luck of the cards (arena/luck.py);
                                          # None: on for games without wild cards
     workers: int = 0               # 0: every core
+    ray: str | None = None         # play on Ray actors: "" a local instance, else a cluster's address
     name: str | None = None        # run folder; default from game, players, scheme, seed and time
     out_dir: str = "runs/tournaments"
     histories: int = 0             # write the first N hands of each match
@@ -85,7 +86,7 @@ def run_tournament(cfg: TournamentConfig) -> TournamentResult:
     cfg = dataclasses.replace(cfg, luck_correction=luck)  # results.json says what was used
     chips, features, texts, seconds = _play_all(
         rules, n, agents, matches, groups, seed=cfg.seed, duplicate=cfg.duplicate,
-        workers=_workers(cfg.workers), histories=cfg.histories, progress=cfg.progress, luck=luck)
+        workers=_workers(cfg.workers), histories=cfg.histories, progress=cfg.progress, luck=luck, ray=cfg.ray)
     warm = time.perf_counter() - start - seconds
     results = [_match_result(m.names, c, features[k] if luck else None, rules, t, seconds)
                for k, (m, c, t) in enumerate(zip(matches, chips, texts))]
@@ -279,6 +280,9 @@ def parse_args(argv: Sequence[str] | None = None) -> TournamentConfig:
                              "games without wild cards (Soko), off for Follow the Bitch (costlier there, "
                              "for less)")
     parser.add_argument("--workers", type=int, default=0, help="processes (default: every core)")
+    parser.add_argument("--ray", nargs="?", const="", default=None, metavar="ADDRESS",
+                        help="play on Ray actors, one per cluster CPU (arena/cluster.py): a local Ray "
+                             "instance, or the cluster at ADDRESS (auto, HOST:PORT); the same results")
     parser.add_argument("--name", default=None, help="run folder name under --out (a new one: an existing "
                                                      "folder is refused)")
     parser.add_argument("--out", default="runs/tournaments")
@@ -313,7 +317,7 @@ def parse_args(argv: Sequence[str] | None = None) -> TournamentConfig:
     cfg = TournamentConfig(game=args.game, agents=list(args.agents), hands=args.hands,
                            players=args.players, seed=args.seed, rules=overrides,
                            duplicate=not args.no_duplicate, luck_correction=args.luck_correction,
-                           workers=args.workers, name=args.name,
+                           workers=args.workers, ray=args.ray, name=args.name,
                            out_dir=args.out, histories=args.histories,
                            progress=not args.no_progress, write=not args.no_write)
     try:

@@ -36,6 +36,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from stable_baselines3.common.callbacks import BaseCallback
 
 from agents.trained import PPOAgent
@@ -44,7 +45,7 @@ from train.vec import set_pool
 
 __all__ = ["atomic_write_bytes", "save_model", "ProgressBar", "PokerStats", "SelfPlay", "Checkpoints",
            "Evaluation", "OpponentPool", "tag_name", "latest_checkpoint", "checkpoint_files",
-           "read_checkpoint_state", "referenced_snapshots", "write_now"]
+           "read_checkpoint_state", "referenced_snapshots", "write_now", "hands_seed", "restart_hands"]
 
 
 # --------------------------------------------------------------------------------------------
@@ -138,12 +139,23 @@ class OpponentPool:
         self.size = 0
 
     def push(self) -> None:
-        """Send the current pool to every env (from its next hand on)."""
+        """Send the current pool to every env (from its next hand on), as a new generation."""
+        self._send(self.generation)
+        self.generation += 1
+
+    def rebuild(self) -> None:
+        """Send the pool in effect again, built afresh from its generation's seeds: the state
+        of a pool entry is then a function of the checkpoint alone (an exact ``--resume``)."""
+        if self.generation == 0:
+            self.push()
+        else:
+            self._send(self.generation - 1)
+
+    def _send(self, generation: int) -> None:
         self.size = set_pool(self.venv, self.baselines, [p for _, _, p in self.snapshots],
                              self_play_weight=self.self_play.weight, seed=self.seed,
-                             generation=self.generation, lbr_weight=self.self_play.lbr,
+                             generation=generation, lbr_weight=self.self_play.lbr,
                              lbr_samples=self.self_play.lbr_samples)
-        self.generation += 1
 
     def add_snapshot(self, model, timesteps: int) -> Path:
         """Freeze the learner: save it as ``snapshots/snapshot_<timesteps>.zip`` and add it."""
@@ -174,8 +186,9 @@ class OpponentPool:
                 "generation": self.generation}
 
     def restore(self, state: dict[str, Any]) -> list[str]:
-        """Reload the snapshots a checkpoint's state names; returns the names of those that could
-        not be loaded (the caller says so: the pool is smaller than the one saved)."""
+        """Reload the snapshots a checkpoint's state names and send the pool of the generation
+        it was saved in; returns the names of those that could not be loaded (the caller says
+        so: the pool is smaller than the one saved)."""
         self.snapshots, missing = [], []
         for item in state.get("snapshots", [])[-self.self_play.keep:]:
             path = self.snapshot_dir / item["path"]
@@ -188,7 +201,7 @@ class OpponentPool:
                 continue
             self.snapshots.append((int(item["timesteps"]), path, policy))
         self.generation = int(state.get("generation", 0))
-        self.push()
+        self.rebuild()
         return missing
 
 
@@ -378,31 +391,73 @@ class SelfPlay(EveryTimesteps):
         self.logger.record("selfplay/opponents", self.pool.size)
 
 
-class Checkpoints(EveryTimesteps):
-    """Atomic checkpoints ``checkpoints/ckpt_<timesteps>.zip`` plus ``.json`` (the pool state);
-    the last ``keep`` are kept, and the snapshots they list. :meth:`save` is also called at
-    step 0 and when the run stops."""
+def hands_seed(seed: int, timesteps: int) -> int:
+    """The seed the training env deals from after the checkpoint at ``timesteps``: the run's
+    seed at step 0, one drawn from ``(seed, timesteps)`` after that (distinct streams)."""
+    if timesteps == 0:
+        return int(seed)
+    return int(np.random.SeedSequence([int(seed) % 2 ** 32, int(timesteps)]).generate_state(1)[0])
 
-    def __init__(self, folder: Path, every: int, keep: int, pool: OpponentPool) -> None:
+
+def restart_hands(model, pool: OpponentPool, seed: int) -> None:
+    """Begin new hands in every env, dealt from :func:`hands_seed` of the model's step, with the
+    opponent pool built afresh: what an exact ``--resume`` from a checkpoint at this step does.
+
+    The env's state in the middle of hands (the core's slots, opponents' generators) is not
+    saved; a run starts new hands at each checkpoint instead, whether or not it is ever resumed.
+    The hands under way are dropped: their last steps stay in the rollout just learned from,
+    where the update bootstrapped them with the value of their last observation.
+    """
+    env = model.get_env()
+    pool.rebuild()
+    env.seed(hands_seed(seed, int(model.num_timesteps)))
+    model._last_obs = env.reset()
+    model._last_episode_starts = np.ones((env.num_envs,), dtype=bool)
+
+
+class Checkpoints(EveryTimesteps):
+    """Atomic checkpoints ``checkpoints/ckpt_<timesteps>.zip`` plus ``.json`` (the pool state,
+    the process's generators, the evaluation's counters); the last ``keep`` are kept, and the
+    snapshots they list. :meth:`save` is also called at step 0, at the end and when the run stops.
+
+    A periodic checkpoint restarts the hands first (:func:`restart_hands`), so everything a
+    run does after it is a function of what it holds: ``--resume`` from it is exact (``"exact":
+    true``). The one saved when a run stops mid-rollout (Ctrl-C, SIGTERM, a crash) keeps the
+    steps, but its env state is gone: ``"exact": false``, and a resume from it deals new hands.
+    """
+
+    def __init__(self, folder: Path, every: int, keep: int, pool: OpponentPool, *, seed: int = 0,
+                 evaluation: Evaluation | None = None) -> None:
         super().__init__(every)
         self.folder = Path(folder)
         self.keep = keep
         self.pool = pool
+        self.seed = seed
+        self.evaluation = evaluation
         self.last_saved = -1
 
     def fire(self) -> None:
+        restart_hands(self.model, self.pool, self.seed)
         self.save(self.model)
 
-    def save(self, model) -> Path:
+    def save(self, model, *, exact: bool = True) -> Path:
         """Write ``ckpt_<timesteps>``: the model first, then its state file (a checkpoint counts
-        only once both exist), then drop the oldest beyond ``keep``."""
+        only once both exist), then drop the oldest beyond ``keep``. ``exact``: the generators
+        are those the run goes on with from here (a rollout's start), so they are saved."""
+        from train import rng_state
+
         self.folder.mkdir(parents=True, exist_ok=True)
         steps = int(model.num_timesteps)
         path = self.folder / f"ckpt_{steps}.zip"
         if steps == self.last_saved and path.exists():
             return path
         save_model(model, path)
-        state = {"timesteps": steps, "pool": self.pool.state(), "time": time.strftime("%Y-%m-%d %H:%M:%S")}
+        state: dict[str, Any] = {"timesteps": steps, "pool": self.pool.state(), "exact": exact,
+                                 "time": time.strftime("%Y-%m-%d %H:%M:%S")}
+        if exact:
+            state["generators"] = rng_state.capture()
+            if self.evaluation is not None:
+                state["evaluation"] = self.evaluation.state()
         atomic_write_text(path.with_suffix(".json"), json.dumps(state, indent=2) + "\n")
         self.last_saved = steps
         found = sorted((int(m.group(1)), p) for p in self.folder.glob("ckpt_*.zip")
@@ -425,8 +480,10 @@ class Evaluation(EveryTimesteps):
     FIELDS = ["timesteps", "opponent", "hands", "bb100", "ci95_low", "ci95_high", "seconds"]
     LEARNER = "learner"
 
-    def __init__(self, cfg: Config, run_dir: Path, *, progress: ProgressBar | None = None) -> None:
+    def __init__(self, cfg: Config, run_dir: Path, *, progress: ProgressBar | None = None,
+                 on_result=None) -> None:
         super().__init__(cfg.eval.every)
+        self.on_result = on_result   # on_result(timesteps, values): told of each evaluation
         self.cfg = cfg
         self.run_dir = Path(run_dir)
         self.csv_path = self.run_dir / "eval.csv"
@@ -438,9 +495,18 @@ class Evaluation(EveryTimesteps):
     def fire(self) -> None:
         self.evaluate()
 
-    def resume_at(self, timesteps: int) -> int:
+    def state(self) -> dict[str, int]:
+        """The counters a checkpoint keeps (when a learned best response is due next)."""
+        return {"last_timesteps": self.last_timesteps, "br_mark": self.br_mark}
+
+    def resume_at(self, timesteps: int, state: dict | None = None) -> int:
         """Keep only the ``eval.csv`` rows of steps up to ``timesteps`` (the checkpoint a run
-        resumes from: training repeats the steps after it); returns how many rows were dropped."""
+        resumes from: training repeats the steps after it), and take the checkpoint's counters
+        (``state``, from :meth:`state`); returns how many rows were dropped."""
+        if state:
+            self.br_mark = int(state.get("br_mark", timesteps))
+        else:
+            self.br_mark = timesteps
         if not self.csv_path.exists():
             return 0
         with self.csv_path.open(newline="") as f:
@@ -449,7 +515,6 @@ class Evaluation(EveryTimesteps):
         kept = [r for r in body if len(r) == len(self.FIELDS) and r[0].isdigit() and int(r[0]) <= timesteps]
         if any(int(r[0]) == timesteps for r in kept):
             self.last_timesteps = timesteps
-        self.br_mark = timesteps
         dropped = len(body) - len(kept)
         if dropped:
             out = io.StringIO()
@@ -507,6 +572,8 @@ class Evaluation(EveryTimesteps):
         self.results = {"timesteps": steps, **{o: e for o, _, e, _ in rows}}
         if self.progress is not None:
             self.progress.set_postfix(field=f"{field.mean:+.1f}bb/100")
+        if self.on_result is not None:
+            self.on_result(steps, values)
         return self.results
 
     def _exploitability(self, spec: str, rules: dict, steps: int) -> dict[str, float]:

@@ -21,7 +21,13 @@ One run folder per run, ``runs/<config name>__s<seed>__<YYYYmmdd-HHMMSS>/``:
 A first checkpoint is written at step 0, and Ctrl-C or an exception saves a last one before the
 error propagates. ``--resume`` loads the newest checkpoint that loads (saying so when it falls
 back past a broken one) and its opponent pool, and continues the same step count in the same
-TensorBoard folder; the evaluations and TensorBoard points logged after that checkpoint are
+TensorBoard folder. From a periodic checkpoint (and the one at step 0) it is exact: the run
+ends with the weights and ``eval.csv`` of the run that never stopped, however it was stopped
+(SIGKILL included), because each such checkpoint keeps Python's, NumPy's and PyTorch's
+generators and the evaluation's counters (``train.rng_state``, JSON), and the run starts new
+hands there from a seed of the step whether or not it is ever resumed
+(``train.callbacks.restart_hands``). The checkpoint written when a run stops mid-rollout keeps
+the steps but not the hands under way: a resume from it goes on with new hands (it says so); the evaluations and TensorBoard points logged after that checkpoint are
 dropped, since training repeats those steps. ``--resume`` of a finished run says so and exits
 with code 0; ``--set`` with ``--resume`` changes only run length, checkpoints, ``eval.*`` and
 ``opponents.*``. A usage error or a bad config stops with one line and exit code 2.
@@ -35,9 +41,10 @@ import shlex
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -143,25 +150,36 @@ class RunFinished(Exception):
 
 
 def main(cfg: Config, *, resume: str | Path | None = None, command: Sequence[str] | None = None,
-         progress: bool = True) -> Path:
+         progress: bool = True, run_dir: str | Path | None = None,
+         on_evaluation: Callable[[int, dict], None] | None = None, allow_files: Sequence[str] = ()) -> Path:
     """Train as ``cfg`` says (or continue the run folder ``resume``); returns the run folder.
 
-    Resuming a finished run (its final model saved and its newest checkpoint at
-    ``run.total_timesteps`` or beyond) changes nothing and raises :class:`RunFinished`.
+    ``run_dir``: the folder of a new run (default: :func:`new_run_dir`; it may hold only the
+    files named in ``allow_files``). ``on_evaluation(timesteps, values)``: called after each evaluation with its
+    ``eval/*`` values (a sweep reports them to Ray Tune). Resuming a finished run (its final
+    model saved and its newest checkpoint at ``run.total_timesteps`` or beyond) changes nothing
+    and raises :class:`RunFinished`.
     """
     import torch
     from sb3_contrib import MaskablePPO
     from stable_baselines3.common.callbacks import CallbackList
 
+    from train import rng_state
     from train.callbacks import (Checkpoints, EntropySchedule, Evaluation, OpponentPool, PokerStats, ProgressBar,
-                                 SelfPlay, TimeShares, latest_checkpoint, save_model)
+                                 SelfPlay, TimeShares, hands_seed, latest_checkpoint, restart_hands, save_model)
     from train.vec import TimedVecEnv
     command_line = shlex.join(command if command is not None else [sys.executable, *sys.argv])
 
     # ---- The run folder ----------------------------------------------------------------------
     check_agents(cfg)   # before any folder is made
     if resume is None:
-        run_dir = new_run_dir(cfg)
+        if run_dir is None:
+            run_dir = new_run_dir(cfg)
+        else:
+            run_dir = Path(run_dir)
+            if run_dir.exists() and any(p.name not in allow_files for p in run_dir.iterdir()):
+                raise ConfigError(f"{run_dir} holds files already; a new run needs an empty folder")
+            run_dir.mkdir(parents=True, exist_ok=True)
         (run_dir / "checkpoints").mkdir()
         (run_dir / "config.yaml").write_text(dump_config(cfg))
         (run_dir / "command.txt").write_text(command_line + "\n")
@@ -213,14 +231,26 @@ def main(cfg: Config, *, resume: str | Path | None = None, command: Sequence[str
         else:
             model, state = _load_newest_checkpoint(run_dir / "checkpoints", venv, device=ppo.device)
             done_before = model.num_timesteps
-            env_seed = seed + done_before  # a resumed run deals new hands, still reproducibly
-            venv.seed(env_seed)
-            model.set_random_seed(env_seed)
             missing = pool.restore(state.get("pool", {}))
             if missing:
                 print(f"warning: the checkpoint's self-play pool lists {', '.join(missing)}, which "
                       f"could not be loaded; the pool has {len(pool.snapshots)} snapshots",
                       file=sys.stderr, flush=True)
+            # The hands the checkpoint's run dealt next (Checkpoints: it restarted them there).
+            venv.seed(hands_seed(seed, done_before))
+            model._last_obs = venv.reset()
+            model._last_episode_starts = np.ones((venv.num_envs,), dtype=bool)
+            if state.get("exact") and "generators" in state:
+                try:
+                    rng_state.restore(state["generators"])
+                except ValueError as exc:
+                    raise ConfigError(f"--resume {run_dir}: checkpoint {done_before}'s generators: {exc}") from exc
+            else:   # stopped mid-rollout: the steps are kept, the env's state is not
+                model.set_random_seed(hands_seed(seed, done_before))
+                model._last_obs = venv.reset()
+                print(f"note: the checkpoint at {done_before} timesteps was saved when the run stopped "
+                      f"mid-rollout; the run goes on from it with new hands (not bit for bit as if it "
+                      f"had never stopped)", file=sys.stderr, flush=True)
             (run_dir / "config.yaml").write_text(dump_config(cfg))
             with (run_dir / "command.txt").open("a") as f:
                 f.write(command_line + "\n")
@@ -231,8 +261,9 @@ def main(cfg: Config, *, resume: str | Path | None = None, command: Sequence[str
         _eval_layout(model, cfg)
 
         bar = ProgressBar(cfg.run.total_timesteps, disable=not progress)
-        checkpoints = Checkpoints(run_dir / "checkpoints", cfg.run.checkpoint_every, cfg.run.keep_checkpoints, pool)
-        evaluation = Evaluation(cfg, run_dir, progress=bar)
+        evaluation = Evaluation(cfg, run_dir, progress=bar, on_result=on_evaluation)
+        checkpoints = Checkpoints(run_dir / "checkpoints", cfg.run.checkpoint_every, cfg.run.keep_checkpoints, pool,
+                                  seed=seed, evaluation=evaluation)
         if resume is None:
             text = "    " + dump_config(cfg).replace("\n", "\n    ")
             model.logger.record("config", text)
@@ -240,11 +271,12 @@ def main(cfg: Config, *, resume: str | Path | None = None, command: Sequence[str
             model.logger.dump(0)
             if cfg.eval.every and cfg.eval.at_start:
                 evaluation.evaluate(model)   # the untrained policy: where the curves start
+            restart_hands(model, pool, seed)   # the first hands, as a resume from step 0 deals them
             checkpoints.save(model)   # a run killed before its first periodic checkpoint can resume
             started = True
         else:
             checkpoints.last_saved = done_before
-            dropped = evaluation.resume_at(done_before)
+            dropped = evaluation.resume_at(done_before, state.get("evaluation"))
             if dropped:
                 print(f"eval.csv: dropped {dropped} rows logged after step {done_before} "
                       f"(training repeats those steps)", flush=True)
@@ -255,21 +287,26 @@ def main(cfg: Config, *, resume: str | Path | None = None, command: Sequence[str
             callbacks.insert(0, EntropySchedule(ppo.ent_coef, ppo.ent_coef_end, cfg.run.total_timesteps))
 
         remaining = cfg.run.total_timesteps - model.num_timesteps
-        previous_term = signal.signal(signal.SIGTERM, _terminate)
+        # SIGTERM saves a checkpoint too; handlers can only be set from the main thread (a Ray
+        # Tune trial runs in another: Ray stops it its own way).
+        in_main = threading.current_thread() is threading.main_thread()
+        previous_term = signal.signal(signal.SIGTERM, _terminate) if in_main else None
         try:
             if remaining > 0:
-                model.learn(remaining, callback=CallbackList(callbacks), reset_num_timesteps=resume is None,
+                # The env was reset above (restart_hands, or the resume): learn goes on from there.
+                model.learn(remaining, callback=CallbackList(callbacks), reset_num_timesteps=False,
                             progress_bar=False)
         except BaseException:
             # Ctrl-C, SIGTERM or a crash: keep what was learned. The save is atomic, so even an
             # interrupted save leaves the previous checkpoint whole.
             bar.close()
-            path = checkpoints.save(model)
+            path = checkpoints.save(model, exact=False)
             print(f"\nstopped at {model.num_timesteps} timesteps; checkpoint {path} "
                   f"(continue with --resume {run_dir})", file=sys.stderr, flush=True)
             raise
         finally:
-            signal.signal(signal.SIGTERM, previous_term)
+            if in_main:
+                signal.signal(signal.SIGTERM, previous_term)
 
         # The final update is the final model: evaluate it, then checkpoint it, then save it.
         if cfg.eval.every:
