@@ -42,7 +42,7 @@ README = REPO / "README.md"
 DOCS = [README] + [REPO / "docs" / f"{page}.md"
                    for page in ("engine", "envs", "training", "tournaments", "exploitability", "core")]
 """The pages whose commands and snippets run here: the README and the topic pages."""
-PENDING = {"docs/agents.md", "docs/cluster.md"}
+PENDING = {"docs/agents.md"}
 """Pages the README links to that other branches add; a link to one may dangle until they land."""
 SMOKE_CONFIG = "configs/smoke.yaml"
 SMALL_HANDS = "24"  # a multiple of every seat rotation up to 4 players, and of the duplicate pair
@@ -123,6 +123,8 @@ RULES = [
     Rule("exploitability of a trained model", r"\.venv/bin/python -m arena\.exploit .*--agent '?ppo:",
          skip="needs a model trained on soko_mini, which the smoke runs are not"),
     Rule("benchmark", r"\.venv/bin/python bench/", skip="runs for minutes; `make bench QUICK=1` runs it"),
+    Rule("sweep", r"\.venv/bin/python -m train\.sweep ",
+         skip="trains a grid of runs; tests/test_ray_cluster.py runs a two-trial sweep on two nodes"),
     Rule("web table", r"\.venv/bin/(python -m arena\.play|stud-play)(?=\s|$).* --web\b",
          skip="a server that runs until stopped; tests/test_play_browser.py drives it in Chromium"),
     Rule("terminal table", r"\.venv/bin/(python -m arena\.play|stud-play)(?=\s|$)(?!.* --web\b)",
