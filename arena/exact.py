@@ -26,8 +26,10 @@ likely, and values are sums over them divided by their number.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
+import os
 import time
 import warnings
 from dataclasses import dataclass, field
@@ -573,8 +575,8 @@ def _core_observations(tree: Tree, features, seq: tuple[int, ...], decks: np.nda
     return game.observations.copy()
 
 
-def _ppo_batched_strategy(tree: Tree, agent, strategy, seats, *, rows: int = 1 << 15,
-                          checks: int = 64) -> None:
+def _ppo_batched_strategy(tree: Tree, agent, strategy, seats, *, rows: int = 8192, checks: int = 64,
+                          threads: int | None = None) -> None:
     """A ``ppo`` agent's policy at every information set of ``seats``, any network and any
     observation features, batched over the tree.
 
@@ -587,11 +589,16 @@ def _ppo_batched_strategy(tree: Tree, agent, strategy, seats, *, rows: int = 1 <
     node are encoded there in full to hold the sum to it. The network's linear start
     (``actor.linear_input``) maps the cards' part once and each node's betting part apart, so a
     node costs one pass of the rest of the network (``actor.logits_from_linear``) over a batch
-    of at most ``rows`` information sets, then the agent's masked softmax."""
+    of at most ``rows`` information sets, then the agent's masked softmax. The batches are
+    shared out to ``threads`` threads (default: one per core; NumPy and the core release the
+    GIL while they work)."""
+    from concurrent.futures import ThreadPoolExecutor
+
     t = tree
     actor = agent.actor
     features = agent.features
     A = num_actions(t.rules)
+    jobs = []
     for rnd in (0, 1):
         pubs, holes = np.nonzero(t.valid[rnd] > 0)                   # every information set of the round
         kinds = _round_kinds(t, rnd)
@@ -600,7 +607,9 @@ def _ppo_batched_strategy(tree: Tree, agent, strategy, seats, *, rows: int = 1 <
             opener = t.opener[rnd].astype(np.int64)
             acting = opener if role == 0 else 1 - opener
             keep = np.isin(acting[pubs], seats)
-            pub, hole = pubs[keep], holes[keep]
+            # By deal kind, so that each kind's rows of a batch are one slice.
+            order = np.argsort(kinds[pubs[keep]], kind="stable")
+            pub, hole = pubs[keep][order], holes[keep][order]
             if not nodes or not len(pub):
                 continue
             acts, kind = acting[pub], kinds[pub]
@@ -619,16 +628,62 @@ def _ppo_batched_strategy(tree: Tree, agent, strategy, seats, *, rows: int = 1 <
                 if np.abs(ref_obs + betting[i][at[sample]] - obs).max() > 1e-6:
                     raise RuntimeError(f"betting {t.nodes[i].seq}: the observation is not the cards' part "
                                        "plus the betting's by deal kind")
+                betting[i] = actor.linear_input(betting[i])
             for start in range(0, len(pub), rows):
-                part = slice(start, start + rows)
-                cards = actor.linear_input(_core_observations(t, features, ref, decks[part], acts[part]))
-                for i in nodes:
-                    n = t.nodes[i]
-                    mask = np.zeros(A, dtype=np.int8)
-                    mask[list(n.legal)] = 1
-                    x = cards + actor.linear_input(betting[i])[at[part]]
-                    probs = agent.probabilities_from_logits(actor.logits_from_linear(x), mask)
-                    strategy[i][:, pub[part], hole[part]] = probs[:, list(n.legal)].T
+                jobs.append((nodes, ref, betting, slice(start, start + rows), pub, hole, acts, at, decks))
+
+    def run(job) -> None:
+        nodes, ref, betting, part, pub, hole, acts, at, decks = job
+        cards = actor.linear_input(_core_observations(t, features, ref, decks[part], acts[part]))
+        bounds = np.flatnonzero(np.diff(at[part])) + 1               # where the next kind starts
+        segments = list(zip(np.r_[0, bounds], np.r_[bounds, len(cards)]))
+        x = np.empty_like(cards)
+        for i in nodes:
+            n = t.nodes[i]
+            for a, b in segments:
+                np.add(cards[a:b], betting[i][at[part][a]], out=x[a:b])
+            mask = np.zeros(A, dtype=np.int8)
+            mask[list(n.legal)] = 1
+            probs = agent.probabilities_from_logits(actor.logits_from_linear(x), mask)
+            strategy[i][:, pub[part], hole[part]] = probs[:, list(n.legal)].T
+
+    with _one_blas_thread(), ThreadPoolExecutor(max_workers=threads or os.cpu_count() or 1) as pool:
+        for _ in pool.map(run, jobs):
+            pass
+
+
+@contextlib.contextmanager
+def _one_blas_thread():
+    """NumPy's OpenBLAS on one thread for the duration: the batches already run on a thread per
+    core, and its own threads would only contend for the cores (on a busy 2-core machine they
+    made the batched ppo policy half as slow again). Nothing changes where the library is not
+    found (another BLAS, another platform)."""
+    import ctypes
+    import glob
+
+    setter = getter = None
+    folder = Path(np.__file__).parent.parent / "numpy.libs"
+    for lib in sorted(glob.glob(str(folder / "*openblas*"))):
+        try:
+            found = ctypes.CDLL(lib)
+        except OSError:
+            continue
+        for prefix, suffix in (("scipy_openblas", "64_"), ("scipy_openblas", ""), ("openblas", "64_"), ("openblas", "")):
+            if hasattr(found, f"{prefix}_set_num_threads{suffix}") and hasattr(found, f"{prefix}_get_num_threads{suffix}"):
+                setter = getattr(found, f"{prefix}_set_num_threads{suffix}")
+                getter = getattr(found, f"{prefix}_get_num_threads{suffix}")
+                break
+        if setter is not None:
+            break
+    if setter is None:
+        yield
+        return
+    before = int(getter())
+    setter(1)
+    try:
+        yield
+    finally:
+        setter(before)
 
 
 def _view_strategy(tree: Tree, agent, strategy, seats) -> None:
