@@ -56,7 +56,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from agents.base import Agent, choose_action
-from agents.registry import canonical_spec, display_name, make_agent, parse_spec
+from agents.registry import bind_spec, canonical_spec, display_name, make_agent, parse_spec
 from arena.luck import LuckCorrector
 from arena.luck import control as luck_control, feature_count, value_columns
 from arena.luck import warm_up as luck_warm_up
@@ -394,6 +394,7 @@ def play_match(rules: Rules | str, agents: Sequence[str | Agent], *, hands: int,
     cluster's address; agents must be specs or agents made from one); the same results.
     """
     rules = get_rules(rules, **rule_overrides)
+    agents = [bind_spec(a, rules, len(agents)) for a in agents]   # champion: this game's
     seats = _seats(agents, label_by_spec=True)
     n = len(seats)
     groups = max(1, math.ceil(hands / n))
