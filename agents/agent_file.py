@@ -49,6 +49,7 @@ import io
 import json
 import os
 import re
+import warnings
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -299,9 +300,12 @@ def model_info(path: str | Path) -> ModelInfo:
 
 def check_model(path: str | Path, rules=None) -> ModelInfo:
     """:func:`model_info`, and for an agent file every check but the network's own: the tensors'
-    hash, the layout hash, and (given ``rules``, the game to be played) the game. One-line
+    hash, the layout hash, and (given ``rules``, the game to be played) the game; for an SB3 zip,
+    that its ``policy.pth`` holds only tensors (``weights_only=True``). One-line
     ValueError (an :class:`AgentFileError` for agent files) when any fails."""
     info = model_info(path)
+    if info.kind == "SB3 zip":
+        _zip_state(info.path)   # weights only: a policy.pth with anything but tensors is refused here
     if info.kind == "agent file":
         _load_tensors(info)
         _check_layout(info)
@@ -487,11 +491,14 @@ def _zip_state(path: Path) -> dict:
     except (OSError, zipfile.BadZipFile, KeyError) as exc:
         raise ValueError(f"{path}: cannot read its policy.pth: {_one_line(exc)}") from None
     try:
-        state = torch.load(io.BytesIO(raw), map_location="cpu", weights_only=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")   # torch's notes on pickle protocols: not the user's business
+            state = torch.load(io.BytesIO(raw), map_location="cpu", weights_only=True)
     except Exception as exc:  # noqa: BLE001 - torch raises UnpicklingError, RuntimeError, EOFError...
-        raise ValueError(f"{path}: its policy.pth is not plain tensors, so it is not loaded (loading it would "
-                         f"run code from the file; ppo:PATH,trust_pickled_code=true does that): "
-                         f"{_one_line(exc)[:200]}") from None
+        found = re.search(r"WeightsUnpickler error: ([^\n]*?)(?:\. |\n|$)", str(exc))
+        why = f" ({found.group(1)[:160]})" if found else ""
+        raise ValueError(f"{path}: its policy.pth is not plain tensors{why}, so it is not loaded: loading it "
+                         f"would run code from the file (ppo:PATH,trust_pickled_code=true does that)") from None
     if not isinstance(state, dict) or not all(isinstance(v, torch.Tensor) for v in state.values()):
         raise ValueError(f"{path}: its policy.pth is not a dictionary of tensors")
     return state

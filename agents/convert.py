@@ -41,12 +41,17 @@ def main(cfg: ConvertConfig) -> int:
     return 0
 
 
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):  # one line, exit code 2 (argparse's own prints the usage too)
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
 def parse_args(argv=None) -> ConvertConfig:
-    p = argparse.ArgumentParser(prog="python -m agents.convert", description=__doc__.split("\n\n")[0])
+    p = _Parser(prog="python -m agents.convert", description=__doc__.split("\n\n")[0])
     p.add_argument("source", help="an SB3 model .zip or a run folder")
     p.add_argument("out", nargs="?", default=None, help="the agent file to write (default: beside the zip)")
     p.add_argument("--game", default=None, help="the preset the model plays, when the zip sits in no run folder")
-    a = p.parse_args(argv)
+    a = p.parse_intermixed_args(argv)
     return ConvertConfig(a.source, a.out, a.game)
 
 
