@@ -57,7 +57,7 @@ from agents.equity import EquityAgent
 from agents.heuristic import CallAgent, RaiseAgent, RandomAgent, TagAgent
 
 __all__ = ["AGENTS", "CHAMPIONS", "make_agent", "parse_spec", "check_spec", "describe_agents", "display_name",
-           "canonical_spec", "champion_path", "champion_for", "bind_spec"]
+           "canonical_spec", "champion_path", "champion_for", "bind_spec", "shipped_champions"]
 
 
 def _ppo_factory(**options) -> Agent:
@@ -79,6 +79,11 @@ CHAMPIONS = {
     "follow_the_bitch_low_chicago": "heads-up Follow the Bitch with Low Chicago",
 }
 """The shipped champions: ``agents/champions/<name>.safetensors`` (see docs/agents.md)."""
+
+
+def shipped_champions() -> list[str]:
+    """The champions whose agent files are installed (all of :data:`CHAMPIONS` on a full checkout)."""
+    return [game for game in CHAMPIONS if (CHAMPIONS_DIR / f"{game}.safetensors").is_file()]
 
 
 def champion_path(game: str) -> Path:
