@@ -56,7 +56,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from agents.base import Agent, choose_action
-from agents.registry import canonical_spec, display_name, make_agent, parse_spec
+from agents.registry import bind_spec, canonical_spec, display_name, make_agent, parse_spec
 from arena.luck import LuckCorrector
 from arena.luck import control as luck_control, feature_count, value_columns
 from arena.luck import warm_up as luck_warm_up
@@ -347,14 +347,17 @@ def _number(base: str, taken) -> str:
     return name
 
 
-def _seats(specs: Sequence[str | Agent], *, label_by_spec: bool = False) -> list[_Seat]:
+def _seats(specs: Sequence[str | Agent], *, label_by_spec: bool = False, rules: Rules | None = None
+           ) -> list[_Seat]:
     """The agents with their names. The same agent given twice (the same canonical spec: a
     relative and an absolute path are the same) is numbered ``tag``, ``tag#2``; two different
     agents with the same display name are a ValueError. ``label_by_spec``: results keyed by the
-    spec strings as given (``play_match``, for training's evaluation), else by display name."""
+    spec strings as given (``play_match``, for training's evaluation), else by display name.
+    ``rules``: a bare ``champion`` plays as this game's (``agents.registry.bind_spec``)."""
     seats: list[_Seat] = []
     owner: dict[str, str] = {}   # display name -> canonical spec
-    for spec in specs:
+    for given in specs:
+        spec = bind_spec(given, rules, len(specs)) if rules is not None else given
         if isinstance(spec, str):
             canonical = canonical_spec(spec)  # a clear error for a bad spec before any work
         else:
@@ -366,7 +369,7 @@ def _seats(specs: Sequence[str | Agent], *, label_by_spec: bool = False) -> list
                     else f"tell them apart with name=..., e.g. {spec.strip()},name={base}-2")
             raise ValueError(f"agents {first!r} and {spec!r} are both named {base!r}; {hint}")
         name = _number(base, {s.name for s in seats})
-        label = _number(spec.strip(), {s.label for s in seats}) if label_by_spec and isinstance(spec, str) else name
+        label = _number(given.strip(), {s.label for s in seats}) if label_by_spec and isinstance(given, str) else name
         seats.append(_Seat(label, name, spec, canonical))
     return seats
 
@@ -394,7 +397,7 @@ def play_match(rules: Rules | str, agents: Sequence[str | Agent], *, hands: int,
     cluster's address; agents must be specs or agents made from one); the same results.
     """
     rules = get_rules(rules, **rule_overrides)
-    seats = _seats(agents, label_by_spec=True)
+    seats = _seats(agents, label_by_spec=True, rules=rules)
     n = len(seats)
     groups = max(1, math.ceil(hands / n))
     match = _Match(0, tuple(s.label for s in seats), tuple(s.name for s in seats))

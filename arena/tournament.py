@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
-from agents.registry import check_spec, describe_agents
+from agents.registry import bind_spec, check_spec, describe_agents
 from arena.match import MatchResult, _Match, _match_result, _play_all, _Seat, _seats, _workers
 from arena.report import default_name, format_table, write_outputs
 from arena.stats import Estimate, combine, mean_ci
@@ -107,9 +107,10 @@ def check_config(cfg: TournamentConfig) -> tuple[Rules, list[_Seat]]:
         raise ValueError(str(exc)) from None
     n = cfg.players
     check_players(rules, n)
-    for spec in cfg.agents:
+    agents = [bind_spec(spec, rules, n) for spec in cfg.agents]   # champion: this game's
+    for spec in agents:
         check_spec(spec, rules)
-    seats = _seats(cfg.agents)
+    seats = _seats(agents)
     if len(seats) < n:
         raise ValueError(f"{n} players need at least {n} agents; got {len(seats)} "
                          f"(repeat a spec, e.g. --agents tag random random, to fill seats)")

@@ -14,7 +14,9 @@ One run folder per run, ``runs/<config name>__s<seed>__<YYYYmmdd-HHMMSS>/``:
 ``tb/``              TensorBoard: SB3's own tags plus ``eval/``, ``poker/``, ``selfplay/``
 ``checkpoints/``     ``ckpt_<timesteps>.zip`` + ``.json`` (pool state), written atomically
 ``snapshots/``       the learner's frozen copies in the self-play pool
-``final_model.zip``  the trained policy: ``ppo:runs/<run>/final_model.zip`` in a tournament
+``final_model.zip``  the trained policy (SB3's zip, which ``--resume`` and SB3 read)
+``final_model.safetensors``  the same policy as an agent file, safe to share (``agents.agent_file``):
+                     ``ppo:runs/<run>`` in a tournament loads it
 ``eval.csv``         every evaluation: bb/100 and 95% interval against each baseline
 ==================== =====================================================================
 
@@ -166,7 +168,9 @@ def main(cfg: Config, *, resume: str | Path | None = None, command: Sequence[str
 
     from train import rng_state
     from train.callbacks import (Checkpoints, EntropySchedule, Evaluation, OpponentPool, PokerStats, ProgressBar,
-                                 SelfPlay, TimeShares, hands_seed, latest_checkpoint, restart_hands, save_model)
+                                 SelfPlay, TimeShares, hands_seed, latest_checkpoint, restart_hands, save_agent,
+                                 save_model)
+    from agents.agent_file import FINAL_AGENT
     from train.vec import TimedVecEnv
     command_line = shlex.join(command if command is not None else [sys.executable, *sys.argv])
 
@@ -314,6 +318,7 @@ def main(cfg: Config, *, resume: str | Path | None = None, command: Sequence[str
         model.logger.dump(model.num_timesteps)
         checkpoints.save(model)
         save_model(model, run_dir / "final_model.zip")
+        save_agent(model, run_dir / FINAL_AGENT, cfg)
     finally:
         if venv is not None:
             try:
@@ -395,13 +400,14 @@ def _terminate(signum, frame) -> None:
 
 
 def _report(run_dir: Path, results, timesteps: int) -> None:
-    print(f"\ntrained {timesteps} timesteps; final model: {run_dir / 'final_model.zip'}")
+    print(f"\ntrained {timesteps} timesteps; final model: {run_dir / 'final_model.zip'} "
+          f"(agent file to share: {run_dir / 'final_model.safetensors'})")
     if results:
         print("evaluation (bb/100, 95% interval):")
         for name, est in results.items():
             if name != "timesteps":
                 print(f"  vs {name:12} {est.mean:+8.1f}  [{est.low:+.1f}, {est.high:+.1f}]")
-    print(f"put it in a tournament: python -m arena --agents ppo:{run_dir / 'final_model.zip'} "
+    print(f"put it in a tournament: python -m arena --agents ppo:{run_dir / 'final_model.safetensors'} "
           f"random call raise tag")
 
 
