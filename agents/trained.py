@@ -50,7 +50,7 @@ from agents.agent_file import global_generators_kept, load_policy
 from agents.base import Agent, game_from_view
 from envs.engine.game import Game, PlayerView
 
-__all__ = ["PPOAgent", "NumpyActor", "TorchActor", "actor_of", "model_features"]
+__all__ = ["PPOAgent", "NumpyActor", "TorchActor", "actor_of", "model_features", "limit_blas_threads"]
 
 _ACTIVATIONS = {
     "Tanh": np.tanh,
@@ -156,6 +156,18 @@ class TorchActor:
         with torch.no_grad():
             obs, _ = self.policy.obs_to_tensor(batch)
             return self.policy.get_distribution(obs).distribution.logits.cpu().numpy()
+
+
+def limit_blas_threads(threads: int = 1):
+    """Keep NumPy's BLAS (OpenBLAS) to ``threads`` threads for the rest of the process; returns
+    threadpoolctl's limiter (``restore_original_limits()`` undoes it). The NumPy forward passes
+    here multiply small matrices, which BLAS threads do not speed up; on a busy machine its
+    spinning threads make them several times slower (``bench/lbr.py`` at load 3-5: 24-34 hands/s
+    with one thread, 7-11 with two; docs/results.md). The training, tournament and exploit
+    commands call it."""
+    from threadpoolctl import threadpool_limits
+
+    return threadpool_limits(limits=max(1, int(threads)), user_api="blas")
 
 
 def _numpy_layers(policy) -> list[tuple[np.ndarray, np.ndarray, str | None]] | None:

@@ -183,6 +183,9 @@ def _init_worker(args: tuple) -> None:
             import torch
 
             torch.set_num_threads(1)
+            from agents.trained import limit_blas_threads
+
+            limit_blas_threads(1)
         except ImportError:
             pass
     _WORKER = _Runner(rules, n, agents, **kwargs)

@@ -334,6 +334,9 @@ def cli(argv: Sequence[str] | None = None) -> int:
     usage error (exits from :func:`parse_args`), 1 for a failure while playing."""
     args = sys.argv[1:] if argv is None else list(argv)
     config = parse_args(args)
+    from agents.trained import limit_blas_threads
+
+    limit_blas_threads(1)   # NumPy forward passes of ppo agents: one thread each (workers: one per core)
     try:
         main(config, argv=[PROG, *args])
     except ValueError as exc:  # not a usage error (those exit 2 above): a failure while playing

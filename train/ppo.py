@@ -497,6 +497,9 @@ def cli(argv: Sequence[str] | None = None) -> int:
     signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         cfg, resume, progress = parse_args(argv)
+        from agents.trained import limit_blas_threads
+
+        limit_blas_threads(cfg.ppo.torch_threads)   # opponents' and LBR's NumPy passes, as torch
         command = None if argv is None else [sys.executable, "train/ppo.py", *argv]
         main(cfg, resume=resume, command=command, progress=progress)
     except ConfigError as exc:
