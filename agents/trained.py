@@ -297,9 +297,9 @@ class PPOAgent(Agent):
     def _encode(self, game: Game, seat: int) -> np.ndarray:
         encoder = self._encoders.get(game.rules)
         if encoder is None:
-            from envs.observation import ObservationEncoder
+            from envs.backends import make_encoder
 
-            encoder = self._encoders[game.rules] = ObservationEncoder(game.rules, features=self.features)
+            encoder = self._encoders[game.rules] = make_encoder(game.rules, features=self.features)
         return encoder.encode(game, seat)
 
     def _logits(self, observation: np.ndarray, action_mask: np.ndarray) -> np.ndarray:

@@ -128,10 +128,10 @@ class _TargetPolicy:
         # face-down cards (the observer pieces: hand_class, win_probability, ...), which are
         # written for each candidate into the columns they occupy.
         if kind == "PPOAgent":
-            from envs.observation import ObservationEncoder
+            from envs.backends import make_encoder
 
             # LBR's own encoder: the target's follows the real game.
-            self.encoder = ObservationEncoder(rules, features=target.features)
+            self.encoder = make_encoder(rules, features=target.features)
             self.hole = self.encoder.layout.slice("hole_cards")
             self.observers = [(p.start, p.size, p.observer, OBSERVER_BATCHES.get(p.name))
                               for p in self.encoder.layout if p.observer is not None]

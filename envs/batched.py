@@ -52,7 +52,7 @@ from envs.engine.hands import Category, HandValue
 from envs.engine.rules import (
     NO_LOW_CHICAGO, NO_WILD, QUEEN, Betting, BetSize, Order, Rules, check_players, get_rules,
 )
-from envs.observation import WIN_EXACT, WIN_SAMPLES, build_layout, check_features
+from envs.observation import WIN_EXACT, WIN_SAMPLES, HandStrength, build_layout, check_features
 
 from envs import _stud_core
 
@@ -338,3 +338,8 @@ def evaluate_rows(cards, *, canadian: bool = False, wild_ranks=(), double_ace_fl
     wild_mask = sum(1 << RANKS.index(r) for r in set(wild_ranks))
     return _stud_core.evaluate_rows(cards.astype(np.int64, copy=False), wild_mask, canadian,
                                     double_ace_flush, ace_low_four_straight)
+
+
+CORE_STRENGTH = HandStrength(win_probabilities, evaluate_rows)
+"""The core's hand strength for ``envs.observation.ObservationEncoder(strength=...)``: the
+reference's values (``envs.observation.REFERENCE_STRENGTH``), a few hundred times faster."""
