@@ -50,7 +50,7 @@ from envs.engine.game import Game, PlayerView
 
 __all__ = ["PPOAgent", "NumpyActor", "TorchActor", "actor_of", "model_features"]
 
-_ACTIVATIONS = {
+ACTIVATIONS = {
     "Tanh": np.tanh,
     "ReLU": lambda x: np.maximum(x, 0.0),
 }
@@ -70,7 +70,7 @@ class NumpyActor:
         for w, b, activation in self.layers:
             x = w @ x + b
             if activation is not None:
-                x = _ACTIVATIONS[activation](x)
+                x = ACTIVATIONS[activation](x)
         return x
 
     def logits_batch(self, observations: np.ndarray) -> np.ndarray:
@@ -102,11 +102,11 @@ class NumpyActor:
         """The rest of the forward pass of rows ``x`` that went through the first linear layer."""
         activation = self.layers[0][2]
         if activation is not None:
-            x = _ACTIVATIONS[activation](x)
+            x = ACTIVATIONS[activation](x)
         for (_, b, activation), wT in zip(self.layers[1:], self._transposed[1:]):
             x = x @ wT + b
             if activation is not None:
-                x = _ACTIVATIONS[activation](x)
+                x = ACTIVATIONS[activation](x)
         return x
 
 

@@ -483,7 +483,7 @@ def _ppo_strategy(tree: Tree, agent, strategy, seats) -> None:
     cards = np.array([int(c) for c in t.deck])
     games = _node_games(t)
     A = num_actions(t.rules)
-    from agents.trained import _ACTIVATIONS
+    from agents.trained import ACTIVATIONS
     for i, n in enumerate(t.nodes):
         actor = t.actor(n)
         pubs = t.pubs[n.round]
@@ -505,11 +505,11 @@ def _ppo_strategy(tree: Tree, agent, strategy, seats) -> None:
                 x = x[:, None, :] + w1.T[hole_at + cards][None, :, :]           # (m, C, H)
                 x = x.reshape(-1, x.shape[-1]).astype(np.float32)
                 if act1 is not None:
-                    x = _ACTIVATIONS[act1](x)
+                    x = ACTIVATIONS[act1](x)
                 for w, b, act in layers[1:]:
                     x = x @ w.T + b
                     if act is not None:
-                        x = _ACTIVATIONS[act](x)
+                        x = ACTIVATIONS[act](x)
                 logits = x.reshape(len(sel), t.size, A)[:, :, list(n.legal)].astype(np.float64)
                 if agent.deterministic:
                     probs = np.eye(len(n.legal))[logits.argmax(axis=-1)]

@@ -134,6 +134,7 @@ class BatchedVecEnv(VecEnv):
     where they are read, slower: a benchmark's A/B switch)."""
 
     render_mode = None  # hands are arrays here; SingleAgentEnv renders one (``render_mode="ansi"``)
+    one_pool = True     # every hand draws from one opponent pool (train.vec.set_pool gives it one)
 
     def __init__(self, rules: Rules | str, num_players: int, n: int, *,
                  observation_features: Sequence[str] = (), opponents: Sequence[Any] | None = None,

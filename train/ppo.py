@@ -94,6 +94,20 @@ def check_agents(cfg: Config) -> None:
                 raise ConfigError(f"{where}: {exc}") from None
 
 
+def check_pipeline(cfg: Config) -> None:
+    """A one-line ConfigError when ``ppo.pipeline`` is ``batched`` but the batched env cannot
+    train ``cfg`` (``train.batched_vec.unsupported``: an opponent without a batched form, a
+    trained one with other observation pieces); ``auto`` falls back to the single-agent envs.
+    Called where the pipeline is chosen (:func:`training_env`), and before a run folder or a
+    sweep is made."""
+    if cfg.ppo.pipeline == "batched":
+        from train.batched_vec import unsupported
+
+        reason = unsupported(cfg)
+        if reason is not None:
+            raise ConfigError(f"ppo.pipeline is batched, but {reason} (use auto or single_agent)")
+
+
 def _remove_unstarted(run_dir: Path) -> None:
     """Remove the folder of a new run that failed before its first checkpoint: it holds only what
     this start wrote (``new_run_dir`` made it, so no earlier run's work), and an empty run would
@@ -137,6 +151,7 @@ def training_env(cfg: Config, *, seed: int | None = None):
     from train.batched_vec import make_batched_vec_env, unsupported
     from train.vec import make_vec_env
 
+    check_pipeline(cfg)
     ppo = cfg.ppo
     if ppo.pipeline == "batched" or (ppo.pipeline == "auto" and unsupported(cfg) is None):
         return make_batched_vec_env(cfg.env, n_envs=ppo.n_envs, seed=cfg.run.seed if seed is None else seed,
@@ -172,6 +187,7 @@ def main(cfg: Config, *, resume: str | Path | None = None, command: Sequence[str
 
     # ---- The run folder ----------------------------------------------------------------------
     check_agents(cfg)   # before any folder is made
+    check_pipeline(cfg)
     if resume is None:
         if run_dir is None:
             run_dir = new_run_dir(cfg)
