@@ -285,6 +285,28 @@ class PPOAgent(Agent):
         return self._features
 
     @property
+    def observation_features(self) -> tuple[str, ...]:
+        """It decides from the observation vector (``agents.base.Agent.observation_features``)."""
+        return self.features
+
+    @property
+    def numpy_layers(self) -> list | None:
+        """The network as NumPy layers ``(weight, bias, activation name)`` (``NumpyActor``), or
+        None for a network that only torch runs."""
+        actor = self.actor
+        return actor.layers if isinstance(actor, NumpyActor) else None
+
+    def batched(self, rules) -> PPOAgent:
+        """Itself: :meth:`act_slots` is one forward pass over every slot where it acts."""
+        return self
+
+    def act_slots(self, game, slots, *, rng: np.random.Generator, stream=None) -> np.ndarray:
+        """:meth:`choose_batch` on the core's observations of ``slots`` (``agents.base.BatchedPolicy``),
+        with one ``rng`` draw per slot when sampling."""
+        uniforms = None if self.deterministic else rng.random(len(slots))
+        return self.choose_batch(game.observations[slots], game.action_mask[slots], uniforms)
+
+    @property
     def obs_size(self) -> int:
         """The length of the observation the network was trained on."""
         return self.actor.obs_size
