@@ -36,13 +36,13 @@ from typing import Callable
 
 import numpy as np
 
-DTYPE = np.float32
-"""Reaches, values and strategies: single precision halves the memory traffic of every pass;
-totals are summed in double precision."""
-
 from envs.actions import action_mask, apply_action, num_actions
 from envs.engine.game import Game
 from envs.engine.rules import Rules, deal_order, deal_sequence, get_rules, rules_evaluator
+
+DTYPE = np.float32
+"""Reaches, values and strategies: single precision halves the memory traffic of every pass;
+totals are summed in double precision."""
 
 __all__ = ["Tree", "build_tree", "agent_strategy", "best_response", "profile_value", "cfr_plus",
            "exploitability", "bb_per_100", "save_table", "uniform_strategy"]

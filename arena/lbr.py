@@ -44,10 +44,10 @@ import numpy as np
 from agents.base import Agent
 from agents.registry import display_name, make_agent
 from envs.actions import CHECK_CALL, FIRST_BET, FOLD, action_mask, apply_action
+from envs.batched import showdown_shares
 from envs.engine.cards import Card
 from envs.engine.events import ACTION_KINDS, BET_KINDS, EventKind
 from envs.engine.game import Game, PlayerView
-from envs.batched import showdown_shares
 from envs.engine.rules import DOWN, Rules, hand_options
 from envs.observation import OBSERVER_BATCHES
 

@@ -57,8 +57,8 @@ import numpy as np
 
 from agents.base import Agent, choose_action
 from agents.registry import canonical_spec, display_name, make_agent, parse_spec
-from arena.luck import LuckCorrector
-from arena.luck import control as luck_control, feature_count, value_columns
+from arena.luck import LuckCorrector, feature_count, value_columns
+from arena.luck import control as luck_control
 from arena.luck import warm_up as luck_warm_up
 from arena.results import MatchResult
 from arena.stats import mean_ci

@@ -80,12 +80,21 @@ from typing import Any, Callable, NamedTuple
 import numpy as np
 
 from envs.actions import FIRST_BET, legal_mask, num_actions
-from envs.engine.game import BET_KINDS, Game
 from envs.engine.cards import RANKS
 from envs.engine.equity import win_probability
+from envs.engine.game import BET_KINDS, Game
 from envs.engine.hands import Category, evaluator
-from envs.engine.rules import (NO_LOW_CHICAGO, QUEEN, SPADE, Betting, Rules, get_rules,
-                               hand_options, low_chicago_key, rules_evaluator)
+from envs.engine.rules import (
+    NO_LOW_CHICAGO,
+    QUEEN,
+    SPADE,
+    Betting,
+    Rules,
+    get_rules,
+    hand_options,
+    low_chicago_key,
+    rules_evaluator,
+)
 
 CALL_KINDS = frozenset(("call", "bring_in"))  # what the history counts as calls
 LOG_PIECES = frozenset(("hole_cards", "up_cards", "chicago_up", "history"))

@@ -71,11 +71,21 @@ import gymnasium
 import numpy as np
 from gymnasium import spaces
 
-from envs.actions import (CHECK_CALL, FOLD, action_id, action_mask, apply_action, checked_action,
-                          choose_action, is_agent, num_actions, random_action)
+from envs.actions import (
+    CHECK_CALL,
+    FOLD,
+    action_id,
+    action_mask,
+    apply_action,
+    checked_action,
+    choose_action,
+    is_agent,
+    num_actions,
+    random_action,
+)
+from envs.backends import make_encoder
 from envs.engine.game import ACTION_KINDS, BET_KINDS, Game
 from envs.engine.rules import Rules
-from envs.backends import make_encoder
 from envs.stud_env import check_env_args, keyword_names, make_rules, new_game, normalize_stacks, render_text
 
 GAMES = {

@@ -151,7 +151,7 @@ under ``canadian_hands``).
 
 A trained model remembers its pieces (``env.observation_features`` in its config, stored in the
 model zip), and ``ppo:`` agents encode with them.
-"""
+"""  # noqa: E501 (the generated observation table above: tests/test_observation_layout.py holds it)
 
 from __future__ import annotations
 
@@ -167,7 +167,6 @@ from gymnasium import spaces
 from gymnasium.utils import EzPickle, seeding
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
-
 from pettingzoo.utils.env_logger import EnvLogger
 
 from envs.actions import action_id, num_actions

@@ -113,7 +113,7 @@ def test_tag_refuses_a_hand_with_nobody_to_act():
 # The VecEnv
 
 from agents.heuristic import CallAgent, RaiseAgent  # noqa: E402
-from envs.actions import CHECK_CALL, FOLD  # noqa: E402
+from envs.actions import CHECK_CALL  # noqa: E402
 from envs.single_agent import SingleAgentEnv  # noqa: E402
 from train.batched_vec import BatchedVecEnv, make_batched_vec_env, unsupported  # noqa: E402
 
@@ -398,8 +398,8 @@ def test_the_episode_monitor_gives_vec_monitors_infos():
 
 @pytest.mark.parametrize("pipeline", ["batched", "single_agent"])
 def test_a_training_run_on_either_pipeline(tmp_path, pipeline):
-    from train.ppo import main
     from tests.test_train import smoke
+    from train.ppo import main
 
     cfg = smoke(tmp_path, f"ppo.pipeline={pipeline}", "run.total_timesteps=512", "eval.every=0",
                 "opponents.self_play.every=256")

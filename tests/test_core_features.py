@@ -12,16 +12,16 @@ import math
 import numpy as np
 import pytest
 
+from envs import _stud_core
 from envs.actions import action_mask, apply_action, random_action
-from envs.batched import CORE_STRENGTH, BatchedGame, core_rules, win_probabilities as core_win_probabilities
+from envs.batched import CORE_STRENGTH, BatchedGame, core_rules
+from envs.batched import win_probabilities as core_win_probabilities
 from envs.batched import win_probability as core_win_probability
 from envs.differential import compare
 from envs.engine.equity import _spot, sample_deals, win_probability
 from envs.engine.game import Game
 from envs.engine.rules import RULES, get_rules, hand_options
 from envs.observation import FEATURES, REFERENCE_STRENGTH, WIN_EXACT, ObservationEncoder
-
-from envs import _stud_core
 
 ALL = tuple(FEATURES)
 

@@ -48,8 +48,15 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from train.config import (Config, ConfigError, apply_override, config_from_dict, dump_config,
-                          load_config, read_yaml)
+from train.config import (
+    Config,
+    ConfigError,
+    apply_override,
+    config_from_dict,
+    dump_config,
+    load_config,
+    read_yaml,
+)
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -180,8 +187,20 @@ def main(cfg: Config, *, resume: str | Path | None = None, command: Sequence[str
     from stable_baselines3.common.callbacks import CallbackList
 
     from train import rng_state
-    from train.callbacks import (Checkpoints, EntropySchedule, Evaluation, OpponentPool, PokerStats, ProgressBar,
-                                 SelfPlay, TimeShares, hands_seed, latest_checkpoint, restart_hands, save_model)
+    from train.callbacks import (
+        Checkpoints,
+        EntropySchedule,
+        Evaluation,
+        OpponentPool,
+        PokerStats,
+        ProgressBar,
+        SelfPlay,
+        TimeShares,
+        hands_seed,
+        latest_checkpoint,
+        restart_hands,
+        save_model,
+    )
     from train.vec import TimedVecEnv
     command_line = shlex.join(command if command is not None else [sys.executable, *sys.argv])
 
