@@ -52,7 +52,7 @@ from envs.engine.game import Game, PlayerView
 
 __all__ = ["PPOAgent", "NumpyActor", "TorchActor", "actor_of", "model_features", "limit_blas_threads"]
 
-_ACTIVATIONS = {
+ACTIVATIONS = {
     "Tanh": np.tanh,
     "ReLU": lambda x: np.maximum(x, 0.0),
 }
@@ -72,7 +72,7 @@ class NumpyActor:
         for w, b, activation in self.layers:
             x = w @ x + b
             if activation is not None:
-                x = _ACTIVATIONS[activation](x)
+                x = ACTIVATIONS[activation](x)
         return x
 
     def logits_batch(self, observations: np.ndarray) -> np.ndarray:
@@ -104,11 +104,11 @@ class NumpyActor:
         """The rest of the forward pass of rows ``x`` that went through the first linear layer."""
         activation = self.layers[0][2]
         if activation is not None:
-            x = _ACTIVATIONS[activation](x)
+            x = ACTIVATIONS[activation](x)
         for (_, b, activation), wT in zip(self.layers[1:], self._transposed[1:]):
             x = x @ wT + b
             if activation is not None:
-                x = _ACTIVATIONS[activation](x)
+                x = ACTIVATIONS[activation](x)
         return x
 
 
@@ -277,6 +277,28 @@ class PPOAgent(Agent):
         return self._features
 
     @property
+    def observation_features(self) -> tuple[str, ...]:
+        """It decides from the observation vector (``agents.base.Agent.observation_features``)."""
+        return self.features
+
+    @property
+    def numpy_layers(self) -> list | None:
+        """The network as NumPy layers ``(weight, bias, activation name)`` (``NumpyActor``), or
+        None for a network that only torch runs."""
+        actor = self.actor
+        return actor.layers if isinstance(actor, NumpyActor) else None
+
+    def batched(self, rules) -> PPOAgent:
+        """Itself: :meth:`act_slots` is one forward pass over every slot where it acts."""
+        return self
+
+    def act_slots(self, game, slots, *, rng: np.random.Generator, stream=None) -> np.ndarray:
+        """:meth:`choose_batch` on the core's observations of ``slots`` (``agents.base.BatchedPolicy``),
+        with one ``rng`` draw per slot when sampling."""
+        uniforms = None if self.deterministic else rng.random(len(slots))
+        return self.choose_batch(game.observations[slots], game.action_mask[slots], uniforms)
+
+    @property
     def obs_size(self) -> int:
         """The length of the observation the network was trained on."""
         return self.actor.obs_size
@@ -289,9 +311,9 @@ class PPOAgent(Agent):
     def _encode(self, game: Game, seat: int) -> np.ndarray:
         encoder = self._encoders.get(game.rules)
         if encoder is None:
-            from envs.observation import ObservationEncoder
+            from envs.backends import make_encoder
 
-            encoder = self._encoders[game.rules] = ObservationEncoder(game.rules, features=self.features)
+            encoder = self._encoders[game.rules] = make_encoder(game.rules, features=self.features)
         return encoder.encode(game, seat)
 
     def _logits(self, observation: np.ndarray, action_mask: np.ndarray) -> np.ndarray:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from agents.agent_file import check_model, model_info
-from agents.registry import CHAMPIONS, CHAMPIONS_DIR, check_spec, champion_path, shipped_champions
+from agents.registry import CHAMPIONS, CHAMPIONS_DIR, champion_path, check_spec, shipped_champions
 from arena.match import play_match
 from envs.engine.rules import get_rules
 

@@ -8,8 +8,15 @@ from pathlib import Path
 import pytest
 import yaml
 
-from train.config import (Config, ConfigError, apply_override, config_from_dict, config_to_dict, dump_config,
-                          load_config)
+from train.config import (
+    Config,
+    ConfigError,
+    apply_override,
+    config_from_dict,
+    config_to_dict,
+    dump_config,
+    load_config,
+)
 
 REPO = Path(__file__).resolve().parent.parent
 CONFIGS = sorted((REPO / "configs").glob("*.yaml"))

@@ -151,7 +151,7 @@ def test_the_same_model_by_relative_and_absolute_path_scores_identically(runs, m
     folder = f"ppo:{os.path.relpath(runs / 'runs/soko_tiny__s0', runs / 'runs')}"  # not a path from here
     assert not Path(folder[4:]).exists()
     results = {}
-    for spec in (relative, absolute, f"ppo:./runs/soko_tiny__s0/,deterministic=false"):
+    for spec in (relative, absolute, "ppo:./runs/soko_tiny__s0/,deterministic=false"):
         cfg = TournamentConfig(agents=[spec, "random"], hands=40, seed=3, workers=1, progress=False, write=False)
         results[spec] = run_tournament(cfg)
     first, *others = results.values()

@@ -50,8 +50,15 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from train.config import (Config, ConfigError, apply_override, config_from_dict, dump_config,
-                          load_config, read_yaml)
+from train.config import (
+    Config,
+    ConfigError,
+    apply_override,
+    config_from_dict,
+    dump_config,
+    load_config,
+    read_yaml,
+)
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -94,6 +101,20 @@ def check_agents(cfg: Config) -> None:
                 check_spec(spec, rules)
             except (ValueError, KeyError, FileNotFoundError) as exc:
                 raise ConfigError(f"{where}: {exc}") from None
+
+
+def check_pipeline(cfg: Config) -> None:
+    """A one-line ConfigError when ``ppo.pipeline`` is ``batched`` but the batched env cannot
+    train ``cfg`` (``train.batched_vec.unsupported``: an opponent without a batched form, a
+    trained one with other observation pieces); ``auto`` falls back to the single-agent envs.
+    Called where the pipeline is chosen (:func:`training_env`), and before a run folder or a
+    sweep is made."""
+    if cfg.ppo.pipeline == "batched":
+        from train.batched_vec import unsupported
+
+        reason = unsupported(cfg)
+        if reason is not None:
+            raise ConfigError(f"ppo.pipeline is batched, but {reason} (use auto or single_agent)")
 
 
 def _remove_unstarted(run_dir: Path) -> None:
@@ -139,6 +160,7 @@ def training_env(cfg: Config, *, seed: int | None = None):
     from train.batched_vec import make_batched_vec_env, unsupported
     from train.vec import make_vec_env
 
+    check_pipeline(cfg)
     ppo = cfg.ppo
     if ppo.pipeline == "batched" or (ppo.pipeline == "auto" and unsupported(cfg) is None):
         return make_batched_vec_env(cfg.env, n_envs=ppo.n_envs, seed=cfg.run.seed if seed is None else seed,
@@ -166,16 +188,29 @@ def main(cfg: Config, *, resume: str | Path | None = None, command: Sequence[str
     from sb3_contrib import MaskablePPO
     from stable_baselines3.common.callbacks import CallbackList
 
-    from train import rng_state
-    from train.callbacks import (Checkpoints, EntropySchedule, Evaluation, OpponentPool, PokerStats, ProgressBar,
-                                 SelfPlay, TimeShares, hands_seed, latest_checkpoint, restart_hands, save_agent,
-                                 save_model)
     from agents.agent_file import FINAL_AGENT
+    from train import rng_state
+    from train.callbacks import (
+        Checkpoints,
+        EntropySchedule,
+        Evaluation,
+        OpponentPool,
+        PokerStats,
+        ProgressBar,
+        SelfPlay,
+        TimeShares,
+        hands_seed,
+        latest_checkpoint,
+        restart_hands,
+        save_agent,
+        save_model,
+    )
     from train.vec import TimedVecEnv
     command_line = shlex.join(command if command is not None else [sys.executable, *sys.argv])
 
     # ---- The run folder ----------------------------------------------------------------------
     check_agents(cfg)   # before any folder is made
+    check_pipeline(cfg)
     if resume is None:
         if run_dir is None:
             run_dir = new_run_dir(cfg)
