@@ -38,13 +38,13 @@ from typing import Callable
 
 import numpy as np
 
+from envs.actions import action_mask, apply_action, num_actions
+from envs.engine.game import Game
+from envs.engine.rules import Rules, deal_order, deal_sequence, get_rules, rules_evaluator
+
 DTYPE = np.float32
 """Reaches, values and strategies: single precision halves the memory traffic of every pass;
 totals are summed in double precision."""
-
-from envs.actions import CHECK_CALL, FIRST_BET, action_mask, apply_action, num_actions
-from envs.engine.game import Game
-from envs.engine.rules import Rules, deal_order, deal_sequence, get_rules, rules_evaluator
 
 __all__ = ["Tree", "build_tree", "agent_strategy", "best_response", "profile_value", "cfr_plus",
            "exploitability", "bb_per_100", "save_table", "uniform_strategy"]
@@ -400,41 +400,49 @@ def cfr_plus(tree: Tree, *, iterations: int = 1000, target_bb_per_100: float | N
 
 def agent_strategy(tree: Tree, agent, seat: int | None = None) -> list[np.ndarray]:
     """The agent's action probabilities at every node where ``seat`` acts (both seats when
-    None), as ``tree``'s strategy arrays; other entries are uniform. Uses batched forward passes
-    over the tree for ``ppo`` agents (:func:`_ppo_batched_strategy`: any network, with or without
-    observation features), the table itself for ``cfr``/``br`` agents on this tree, ``equity``'s
-    estimate once per card situation (:func:`_equity_strategy`), else ``agent.policy(view,
-    mask)`` for every information set (:func:`_view_strategy`, slow but general)."""
-    from agents.table import TableAgent
-
+    None), as ``tree``'s strategy arrays; other entries are uniform. The agent is asked what it
+    can do (``agents.base`` "Capabilities"): the table itself for a strategy table of this tree
+    (``cfr``/``br``), the legal ids alone for a blind policy (random, call, raise), batched
+    forward passes over the tree for a network (``ppo``, any network, with or without
+    observation features: :func:`_ppo_batched_strategy`), its estimate's distribution once per
+    card situation for a share estimator (``equity``,
+    :func:`_equity_strategy`), else ``agent.policy(view, mask)`` for every information set
+    (slow but general)."""
     strategy = uniform_strategy(tree)
     seats = (0, 1) if seat is None else (seat,)
-    if isinstance(agent, TableAgent) and agent.rules == tree.rules:
-        _table_strategy(tree, agent, strategy, seats)
+    table = agent.strategy_table(tree.rules)
+    if table is not None:
+        _table_strategy(tree, table, strategy, seats)
         return strategy
-    kind = type(agent).__name__
-    if kind in ("RandomAgent", "CallAgent", "RaiseAgent"):
-        _simple_strategy(tree, kind, strategy, seats)   # what their act() does, without views
+    if _blind_strategy(tree, agent, strategy, seats):   # what their act() does, without views
         return strategy
-    if kind == "PPOAgent":
-        _ppo_batched_strategy(tree, agent, strategy, seats)
+    if callable(getattr(agent, "probabilities_from_logits", None)) and hasattr(agent, "actor"):
+        _ppo_batched_strategy(tree, agent, strategy, seats)   # a network: batched over the tree
         return strategy
-    if kind == "EquityAgent":
-        _equity_strategy(tree, agent, strategy, seats)
+    estimator = agent.share_estimator()
+    if estimator is not None:
+        _equity_strategy(tree, estimator, strategy, seats)
         return strategy
     _view_strategy(tree, agent, strategy, seats)
     return strategy
 
 
-def _simple_strategy(tree: Tree, kind: str, strategy, seats) -> None:
-    """random: uniform over the legal ids; call: check/call; raise: bet/raise when it may."""
-    for i, n in enumerate(tree.nodes):
-        if kind == "RandomAgent":
-            continue   # the strategy is uniform already
-        choice = n.legal.index(FIRST_BET if kind == "RaiseAgent" and FIRST_BET in n.legal else CHECK_CALL)
+def _blind_strategy(tree: Tree, agent, strategy, seats) -> bool:
+    """Write ``agent.blind_policy`` (a policy of the legal ids alone) at every node; False,
+    writing nothing, when the agent has none."""
+    per_node = []
+    for n in tree.nodes:
+        mask = np.zeros(num_actions(tree.rules), dtype=np.int8)
+        mask[list(n.legal)] = 1
+        probs = agent.blind_policy(mask)
+        if probs is None:
+            return False
+        per_node.append(np.asarray(probs)[list(n.legal)])
+    for i, (n, probs) in enumerate(zip(tree.nodes, per_node)):
         mine = np.isin(tree.actor(n), seats)[:, None]
         for k in range(len(n.legal)):
-            strategy[i][k] = np.where(mine, DTYPE(k == choice), strategy[i][k])
+            strategy[i][k] = np.where(mine, DTYPE(probs[k]), strategy[i][k])
+    return True
 
 
 def _table_strategy(tree, agent, strategy, seats) -> None:
@@ -495,12 +503,12 @@ def _equity_strategy(tree: Tree, agent, strategy, seats) -> None:
             for kind in sorted(set(kinds.tolist())):
                 sel = np.flatnonzero(kinds == kind)
                 for p, h, view in _views(t, games[nodes[0], kind].view(s), rnd, sel):
-                    units = agent._deal_shares(view)
+                    units = agent.deal_shares(view)
                     values, counts = np.unique(units, return_counts=True)
                     key = (values.tobytes(), counts.tobytes())
                     if key not in index:
                         index[key] = len(estimates)
-                        estimates.append(agent._estimate_at_least_of(units))
+                        estimates.append(agent.estimate_at_least_of(units))
                     which[p, h] = index[key]
             for i in nodes:
                 n = t.nodes[i]
@@ -654,36 +662,16 @@ def _ppo_batched_strategy(tree: Tree, agent, strategy, seats, *, rows: int = 819
 
 @contextlib.contextmanager
 def _one_blas_thread():
-    """NumPy's OpenBLAS on one thread for the duration: the batches already run on a thread per
-    core, and its own threads would only contend for the cores (on a busy 2-core machine they
-    made the batched ppo policy half as slow again). Nothing changes where the library is not
-    found (another BLAS, another platform)."""
-    import ctypes
-    import glob
+    """NumPy's BLAS on one thread for the duration (``agents.trained.limit_blas_threads``): the
+    batches already run on a thread per core, and its own threads would only contend for the
+    cores (on a busy 2-core machine they made the batched ppo policy half as slow again)."""
+    from agents.trained import limit_blas_threads
 
-    setter = getter = None
-    folder = Path(np.__file__).parent.parent / "numpy.libs"
-    for lib in sorted(glob.glob(str(folder / "*openblas*"))):
-        try:
-            found = ctypes.CDLL(lib)
-        except OSError:
-            continue
-        for prefix, suffix in (("scipy_openblas", "64_"), ("scipy_openblas", ""), ("openblas", "64_"), ("openblas", "")):
-            if hasattr(found, f"{prefix}_set_num_threads{suffix}") and hasattr(found, f"{prefix}_get_num_threads{suffix}"):
-                setter = getattr(found, f"{prefix}_set_num_threads{suffix}")
-                getter = getattr(found, f"{prefix}_get_num_threads{suffix}")
-                break
-        if setter is not None:
-            break
-    if setter is None:
-        yield
-        return
-    before = int(getter())
-    setter(1)
+    limiter = limit_blas_threads(1)
     try:
         yield
     finally:
-        setter(before)
+        limiter.restore_original_limits()
 
 
 def _view_strategy(tree: Tree, agent, strategy, seats) -> None:
