@@ -11,8 +11,14 @@ import dataclasses
 import numpy as np
 import pytest
 
-from arena.exact import (_info_set_decks, _ppo_batched_strategy, _view_strategy, build_tree,
-                         exploitability, uniform_strategy)
+from arena.exact import (
+    _info_set_decks,
+    _ppo_batched_strategy,
+    _view_strategy,
+    build_tree,
+    exploitability,
+    uniform_strategy,
+)
 from envs.engine.game import Game
 from envs.engine.rules import get_rules
 from envs.observation import FEATURES
