@@ -78,8 +78,19 @@ class NumpyActor:
     def logits_batch(self, observations: np.ndarray) -> np.ndarray:
         """(N, actions): the logits of N observations (rows) in one pass, multiplying by the
         contiguous transposed weights (see :meth:`logits_with_ones`)."""
-        x = np.asarray(observations, dtype=np.float32)
-        return self._after_first(x @ self._transposed[0] + self.layers[0][1])
+        return self.logits_from_linear(self.linear_input(observations))
+
+    def linear_input(self, observations: np.ndarray) -> np.ndarray:
+        """(N, width): the linear start of the forward pass of N observation rows, here the first
+        layer's weights times them (no bias). Linear in the observations, so parts of them can be
+        mapped apart and summed: :meth:`logits_from_linear` of the sum is :meth:`logits_batch`
+        of the whole (the exact solver maps the cards' part of every information set once and
+        each betting node's part apart, ``arena/exact.py``)."""
+        return np.asarray(observations, dtype=np.float32) @ self._transposed[0]
+
+    def logits_from_linear(self, values: np.ndarray) -> np.ndarray:
+        """(N, actions): the logits of rows that :meth:`linear_input` mapped (or sums of them)."""
+        return self._after_first(np.asarray(values, dtype=np.float32) + self.layers[0][1])
 
     def logits_with_ones(self, observation: np.ndarray, columns: np.ndarray) -> np.ndarray:
         """(len(columns), actions): the logits of ``observation`` with a 1 written at each of
@@ -136,6 +147,15 @@ class TorchActor:
         with torch.no_grad():
             obs, _ = self.policy.obs_to_tensor(np.asarray(observations, dtype=np.float32))
             return self.policy.get_distribution(obs).distribution.logits.cpu().numpy()
+
+    def linear_input(self, observations: np.ndarray) -> np.ndarray:
+        """As :meth:`NumpyActor.linear_input`: the observations themselves (torch runs the whole
+        network, which need not start with a linear layer)."""
+        return np.asarray(observations, dtype=np.float32)
+
+    def logits_from_linear(self, values: np.ndarray) -> np.ndarray:
+        """As :meth:`NumpyActor.logits_from_linear`: :meth:`logits_batch`."""
+        return self.logits_batch(values)
 
     def logits_with_ones(self, observation: np.ndarray, columns: np.ndarray) -> np.ndarray:
         """As :meth:`NumpyActor.logits_with_ones`, one batch through torch."""
@@ -331,17 +351,21 @@ class PPOAgent(Agent):
         """What :meth:`policy` gives with a 1 written at each of ``columns`` of the observation
         in turn, (len(columns), actions), in one pass: local best response asks this for every
         face-down card the player might hold (``arena/lbr.py``)."""
-        return self._batch_probabilities(self.actor.logits_with_ones(observation, np.asarray(columns)), action_mask)
+        return self.probabilities_from_logits(self.actor.logits_with_ones(observation, np.asarray(columns)), action_mask)
 
     def probabilities_with_values(self, observation: np.ndarray, columns: np.ndarray, values: np.ndarray,
                                   action_mask: np.ndarray) -> np.ndarray:
         """What :meth:`policy` gives with row ``i`` of ``values`` written at ``columns`` of the
         observation, (len(values), actions), in one pass: local best response's question for a
         network with hand-strength features, where a card changes more than its one-hot."""
-        return self._batch_probabilities(
+        return self.probabilities_from_logits(
             self.actor.logits_with_values(observation, np.asarray(columns), values), action_mask)
 
-    def _batch_probabilities(self, logits: np.ndarray, action_mask: np.ndarray) -> np.ndarray:
+    def probabilities_from_logits(self, logits: np.ndarray, action_mask: np.ndarray) -> np.ndarray:
+        """What :meth:`policy` gives for N rows of the network's logits with the same legal
+        actions, (N, actions): the masked softmax (float64), or a one-hot on the most likely
+        legal action when deterministic. The exact solver runs the network itself, a batch of
+        information sets at a time (``arena/exact.py``)."""
         legal = np.asarray(action_mask, dtype=bool)
         logits = np.where(legal, logits, -np.inf).astype(np.float64)
         if self.deterministic:

@@ -26,8 +26,10 @@ likely, and values are sums over them divided by their number.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
+import os
 import time
 import warnings
 from dataclasses import dataclass, field
@@ -400,9 +402,10 @@ def agent_strategy(tree: Tree, agent, seat: int | None = None) -> list[np.ndarra
     """The agent's action probabilities at every node where ``seat`` acts (both seats when
     None), as ``tree``'s strategy arrays; other entries are uniform. The agent is asked what it
     can do (``agents.base`` "Capabilities"): the table itself for a strategy table of this tree
-    (``cfr``/``br``), the legal ids alone for a blind policy (random, call, raise), a batched
-    forward pass for a NumPy network on the plain observation (``ppo``), its estimate's
-    distribution once per card situation for a share estimator (``equity``,
+    (``cfr``/``br``), the legal ids alone for a blind policy (random, call, raise), batched
+    forward passes over the tree for a network (``ppo``, any network, with or without
+    observation features: :func:`_ppo_batched_strategy`), its estimate's distribution once per
+    card situation for a share estimator (``equity``,
     :func:`_equity_strategy`), else ``agent.policy(view, mask)`` for every information set
     (slow but general)."""
     strategy = uniform_strategy(tree)
@@ -413,9 +416,8 @@ def agent_strategy(tree: Tree, agent, seat: int | None = None) -> list[np.ndarra
         return strategy
     if _blind_strategy(tree, agent, strategy, seats):   # what their act() does, without views
         return strategy
-    # The batched pass holds only where the observation is linear in the cards (no features).
-    if agent.observation_features == () and getattr(agent, "numpy_layers", None) is not None:
-        _ppo_strategy(tree, agent, strategy, seats)
+    if callable(getattr(agent, "probabilities_from_logits", None)) and hasattr(agent, "actor"):
+        _ppo_batched_strategy(tree, agent, strategy, seats)   # a network: batched over the tree
         return strategy
     estimator = agent.share_estimator()
     if estimator is not None:
@@ -468,62 +470,6 @@ def _node_games(tree: Tree):
                 apply_action(g, a)
             out[i, kind] = g
     return out
-
-
-def _ppo_strategy(tree: Tree, agent, strategy, seats) -> None:
-    """A ``ppo`` agent's policy in one batched forward pass per node: for these rules the
-    observation is the betting (the same for every deal of a kind) plus one-hot cards, so the
-    first layer's output is the betting's plus one weight column per card."""
-    from envs.observation import ObservationEncoder
-
-    t = tree
-    if agent.features:
-        raise ValueError(f"the batched ppo policy needs a model trained without observation features, "
-                         f"not with {', '.join(agent.features)} (they are not linear in the cards)")
-    layers = agent.numpy_layers
-    encoder = ObservationEncoder(t.rules)
-    lay = encoder.layout
-    if any(p.name in ("wild_rank", "chicago_hole") for p in lay):
-        raise ValueError("the batched ppo policy needs an observation without wild cards or Low Chicago")
-    w1, b1, act1 = layers[0]
-    hole_at, up_at = lay["hole_cards"].start, lay["up_cards"].start
-    cards = np.array([int(c) for c in t.deck])
-    games = _node_games(t)
-    A = num_actions(t.rules)
-    from agents.trained import ACTIVATIONS
-    for i, n in enumerate(t.nodes):
-        actor = t.actor(n)
-        pubs = t.pubs[n.round]
-        kinds = _round_kinds(t, n.round)
-        for s in seats:
-            for kind in sorted(set(kinds.tolist())):
-                sel = np.flatnonzero((actor == s) & (kinds == kind))
-                if not len(sel):
-                    continue
-                g = games[i, kind]
-                obs = encoder.encode(g, s).copy()
-                obs[lay.slice("hole_cards")] = 0.0
-                obs[lay.slice("up_cards")] = 0.0
-                base = w1 @ obs + b1                                            # (H,)
-                pc = cards[pubs[sel]]                                           # (m, 2 or 4) card ids
-                owner = np.array([0, 1, 0, 1][:pc.shape[1]])                    # seat of each public card
-                cols = up_at + ((owner - s) % 2) * 52 + pc                      # observation index
-                x = base + w1.T[cols].sum(axis=1)                               # (m, H)
-                x = x[:, None, :] + w1.T[hole_at + cards][None, :, :]           # (m, C, H)
-                x = x.reshape(-1, x.shape[-1]).astype(np.float32)
-                if act1 is not None:
-                    x = ACTIVATIONS[act1](x)
-                for w, b, act in layers[1:]:
-                    x = x @ w.T + b
-                    if act is not None:
-                        x = ACTIVATIONS[act](x)
-                logits = x.reshape(len(sel), t.size, A)[:, :, list(n.legal)].astype(np.float64)
-                if agent.deterministic:
-                    probs = np.eye(len(n.legal))[logits.argmax(axis=-1)]
-                else:
-                    e = np.exp(logits - logits.max(axis=-1, keepdims=True))
-                    probs = e / e.sum(axis=-1, keepdims=True)
-                strategy[i][:, sel] = np.moveaxis(probs, -1, 0)
 
 
 def _equity_strategy(tree: Tree, agent, strategy, seats) -> None:
@@ -583,6 +529,149 @@ def _equity_strategy(tree: Tree, agent, strategy, seats) -> None:
                                              at_large=chances[..., 1], at_call=chances[..., 2])
                     block = strategy[i][:, sel]
                     strategy[i][:, sel] = np.where(valid, probs[list(n.legal)], block)
+
+
+def _info_set_decks(tree: Tree, rnd: int, pub: np.ndarray, hole: np.ndarray, actor: np.ndarray) -> np.ndarray:
+    """(M, deck size) deck orders (card ids, top first, button on seat 0) that deal public
+    state ``pub[m]`` of round ``rnd`` face up and hole card ``hole[m]`` (local indices) to seat
+    ``actor[m]``: one hand per information set. The other seat's hole card (which its
+    observation does not show) and, in round 0, the next up cards are the lowest cards still
+    free; the undealt rest follows in card order."""
+    t = tree
+    C, M = t.size, len(pub)
+    rows = np.arange(M)
+    taken = np.zeros((M, C), dtype=bool)
+    public = t.pubs[rnd][pub].astype(np.int64)                       # (M, 2 or 4): u0, u1[, v0, v1]
+    taken[rows[:, None], public] = True
+    taken[rows, hole] = True
+    holes = np.empty((M, 2), dtype=np.int64)
+    holes[rows, actor] = hole
+    holes[rows, 1 - actor] = other = np.argmin(taken, axis=1)        # the lowest free card
+    taken[rows, other] = True
+    up = [list(public[:, s::2].T) for s in (0, 1)]                   # per seat: its up cards in deal order
+    position = np.full((M, C), C, dtype=np.int64)                    # deal position; C: not dealt
+    for k, (seat, face_up, _) in enumerate(deal_sequence(t.rules, deal_order(0, 2))):
+        if not face_up:
+            card = holes[:, seat]
+        elif up[seat]:
+            card = up[seat].pop(0)
+        else:
+            card = np.argmin(taken, axis=1)                          # a later up card (round 0)
+            taken[rows, card] = True
+        position[rows, card] = k
+    order = np.argsort(position * C + np.arange(C), axis=1)          # the dealt cards, then the rest
+    return np.array([int(c) for c in t.deck])[order]
+
+
+def _core_observations(tree: Tree, features, seq: tuple[int, ...], decks: np.ndarray,
+                       actors: np.ndarray) -> np.ndarray:
+    """(M, observation) the observation of seat ``actors[m]``, to act after the betting ``seq``
+    in the hand dealt from ``decks[m]``, with the optional pieces ``features``: the compiled core
+    plays every hand at once and encodes only at the end (``envs.batched.BatchedGame``, the
+    training env's encoder)."""
+    from envs.batched import BatchedGame
+
+    game = BatchedGame(tree.rules, 2, len(decks), auto_reset=False, observations=True,
+                       observation_features=features)
+    game.set_observed_seats(np.zeros_like(game.observed_seats))   # no encoding on the way
+    game.reset(decks=decks)
+    for a in seq:
+        game.step(np.full(len(decks), a, dtype=np.int64))
+    if not np.array_equal(game.current_player, actors):
+        raise RuntimeError(f"betting {seq}: the core's player to act is not the exact tree's")
+    game.set_observed_seats(np.ones_like(game.observed_seats))    # the seat to act's, now
+    return game.observations.copy()
+
+
+def _ppo_batched_strategy(tree: Tree, agent, strategy, seats, *, rows: int = 8192, checks: int = 64,
+                          threads: int | None = None) -> None:
+    """A ``ppo`` agent's policy at every information set of ``seats``, any network and any
+    observation features, batched over the tree.
+
+    Per round and role (the opener to act or the other seat): the compiled core deals one hand
+    per information set (:func:`_info_set_decks`) and encodes its observations, features
+    included, at the round's first node of that role (:func:`_core_observations`). At the
+    other nodes the cards' part (cards, hand classes, win probability: nobody has folded at a
+    decision) is the same and only the betting's differs, by deal kind: that difference comes
+    from the core on one information set per kind, and ``checks`` more information sets per
+    node are encoded there in full to hold the sum to it. The network's linear start
+    (``actor.linear_input``) maps the cards' part once and each node's betting part apart, so a
+    node costs one pass of the rest of the network (``actor.logits_from_linear``) over a batch
+    of at most ``rows`` information sets, then the agent's masked softmax. The batches are
+    shared out to ``threads`` threads (default: one per core; NumPy and the core release the
+    GIL while they work)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    t = tree
+    actor = agent.actor
+    features = agent.features
+    A = num_actions(t.rules)
+    jobs = []
+    for rnd in (0, 1):
+        pubs, holes = np.nonzero(t.valid[rnd] > 0)                   # every information set of the round
+        kinds = _round_kinds(t, rnd)
+        for role in (0, 1):
+            nodes = [i for i, n in enumerate(t.nodes) if n.round == rnd and n.role == role]
+            opener = t.opener[rnd].astype(np.int64)
+            acting = opener if role == 0 else 1 - opener
+            keep = np.isin(acting[pubs], seats)
+            # By deal kind, so that each kind's rows of a batch are one slice.
+            order = np.argsort(kinds[pubs[keep]], kind="stable")
+            pub, hole = pubs[keep][order], holes[keep][order]
+            if not nodes or not len(pub):
+                continue
+            acts, kind = acting[pub], kinds[pub]
+            decks = _info_set_decks(t, rnd, pub, hole, acts)
+            # The betting part of every node by kind, and the check that the sum is the whole.
+            labels, first = np.unique(kind, return_index=True)
+            sample = np.union1d(first, np.linspace(0, len(pub) - 1, checks).astype(np.int64))
+            at = np.searchsorted(labels, kind)                       # each information set's kind
+            ref = t.nodes[nodes[0]].seq
+            ref_obs = _core_observations(t, features, ref, decks[sample], acts[sample])
+            rep = np.searchsorted(sample, first)                     # the kinds' rows in the sample
+            betting = {}
+            for i in nodes:
+                obs = _core_observations(t, features, t.nodes[i].seq, decks[sample], acts[sample])
+                betting[i] = obs[rep] - ref_obs[rep]                  # (kinds, observation)
+                if np.abs(ref_obs + betting[i][at[sample]] - obs).max() > 1e-6:
+                    raise RuntimeError(f"betting {t.nodes[i].seq}: the observation is not the cards' part "
+                                       "plus the betting's by deal kind")
+                betting[i] = actor.linear_input(betting[i])
+            for start in range(0, len(pub), rows):
+                jobs.append((nodes, ref, betting, slice(start, start + rows), pub, hole, acts, at, decks))
+
+    def run(job) -> None:
+        nodes, ref, betting, part, pub, hole, acts, at, decks = job
+        cards = actor.linear_input(_core_observations(t, features, ref, decks[part], acts[part]))
+        bounds = np.flatnonzero(np.diff(at[part])) + 1               # where the next kind starts
+        segments = list(zip(np.r_[0, bounds], np.r_[bounds, len(cards)]))
+        x = np.empty_like(cards)
+        for i in nodes:
+            n = t.nodes[i]
+            for a, b in segments:
+                np.add(cards[a:b], betting[i][at[part][a]], out=x[a:b])
+            mask = np.zeros(A, dtype=np.int8)
+            mask[list(n.legal)] = 1
+            probs = agent.probabilities_from_logits(actor.logits_from_linear(x), mask)
+            strategy[i][:, pub[part], hole[part]] = probs[:, list(n.legal)].T
+
+    with _one_blas_thread(), ThreadPoolExecutor(max_workers=threads or os.cpu_count() or 1) as pool:
+        for _ in pool.map(run, jobs):
+            pass
+
+
+@contextlib.contextmanager
+def _one_blas_thread():
+    """NumPy's BLAS on one thread for the duration (``agents.trained.limit_blas_threads``): the
+    batches already run on a thread per core, and its own threads would only contend for the
+    cores (on a busy 2-core machine they made the batched ppo policy half as slow again)."""
+    from agents.trained import limit_blas_threads
+
+    limiter = limit_blas_threads(1)
+    try:
+        yield
+    finally:
+        limiter.restore_original_limits()
 
 
 def _view_strategy(tree: Tree, agent, strategy, seats) -> None:

@@ -173,7 +173,8 @@ class EvalConfig:
     at_start: bool = False         # also evaluate the untrained policy, at step 0
     # Exploitability at each evaluation: local best response hands (heads-up Soko and soko_mini,
     # arena/lbr.py; eval/lbr_bb100, a lower bound; 0: off), and the exact value (soko_mini only,
-    # arena/exact.py; eval/exploitability; about 40 s per evaluation on a loaded 2-core machine).
+    # arena/exact.py, any ppo model, features or not; eval/exploitability; about 25 s CPU per
+    # evaluation for a [64, 64] network, docs/incoming_results_exact.md).
     lbr_hands: int = 0
     exploitability: bool = False
     # A learned best response (arena/exploit.py: train/ppo.py on br_config against the learner
