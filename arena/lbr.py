@@ -51,7 +51,8 @@ from envs.batched import showdown_shares
 from envs.engine.rules import DOWN, Rules, hand_options
 from envs.observation import OBSERVER_BATCHES
 
-__all__ = ["LBRAgent", "equity_by_hole", "check_rules", "action_id"]
+__all__ = ["LBRAgent", "CoreTargetPolicy", "ENGINES", "core_target_supported", "equity_by_hole", "check_rules",
+           "action_id"]
 
 _CARD_BLIND = ("RandomAgent", "CallAgent", "RaiseAgent")
 """Agents whose policy never depends on their cards: their actions say nothing about them."""
@@ -179,25 +180,117 @@ class _TargetPolicy:
         return out
 
 
+def core_target_supported(target: Agent) -> bool:
+    """Whether the core computes ``target``'s policy over its range (:class:`CoreTargetPolicy`): a
+    ``ppo`` model whose actor is a plain MLP (``agents.trained.NumpyActor``: ``Linear`` layers
+    with ``Tanh`` or ``ReLU``). Any other target is asked by :class:`_TargetPolicy`."""
+    if type(target).__name__ != "PPOAgent":
+        return False
+    from agents.trained import NumpyActor
+
+    actor = target.actor
+    return type(actor) is NumpyActor and all(act in (None, "Tanh", "ReLU") for _, _, act in actor.layers)
+
+
+class CoreTargetPolicy:
+    """The target's action probabilities for each candidate face-down card in spots of hands
+    held by the core (``envs.batched.BatchedGame``), computed by the core (``src/arena/lbr.h``,
+    ``LbrTarget``): each candidate's observation encoded by the core with that card as the
+    target's face-down card, the network run on it row by row, the masked softmax (a one-hot
+    when the model is deterministic), many spots in one call. The same probabilities as
+    :class:`_TargetPolicy` up to float32 rounding (``tests/test_lbr_core.py``)."""
+
+    def __init__(self, target: Agent, rules: Rules) -> None:
+        from envs import _stud_core
+        from envs.actions import num_actions
+        from envs.observation import WIN_EXACT, WIN_SAMPLES, build_layout
+
+        self.rules = rules
+        layout = build_layout(rules, target.features)
+        self.core = _stud_core.LbrTarget(
+            target.actor.layers, bool(target.deterministic), [(p.name, p.start, p.size) for p in layout],
+            layout.size, rules.max_players, rules.num_streets, num_actions(rules), WIN_SAMPLES, WIN_EXACT)
+
+    def spots(self, game, slots, seats, actions, candidates: list[np.ndarray]) -> list[np.ndarray | None]:
+        """For each spot ``i`` (hand ``slots[i]`` of the ``BatchedGame`` ``game``, after the
+        action id ``actions[i]`` of its player to act when it is not -1): the target's policy
+        at ``seats[i]`` for each card of ``candidates[i]``, (len, actions), or None when the
+        target is not to act there."""
+        counts = np.array([len(c) for c in candidates], dtype=np.int64)
+        cards = np.concatenate(candidates).astype(np.int64) if len(candidates) else np.zeros(0, np.int64)
+        probs, to_act = self.core.policies(game._core, np.asarray(slots, dtype=np.int64),
+                                           np.asarray(seats, dtype=np.int64), np.asarray(actions, dtype=np.int64),
+                                           cards, counts)
+        out, at = [], 0
+        for n, here in zip(counts.tolist(), to_act.tolist()):
+            out.append(probs[at:at + n] if here else None)
+            at += n
+        return out
+
+    def __getstate__(self):
+        raise TypeError("a CoreTargetPolicy holds the core's network: build it again in the process")
+
+
 # ---------------------------------------------------------------------------------------------
 # The agent
 
 
+ENGINES = ("auto", "core", "python")
+"""Where the target's policy over the range is computed (``LBRAgent(engine=...)``): ``core`` by
+:class:`CoreTargetPolicy` on a core copy of the hand (``ppo`` models with a plain MLP actor),
+``python`` by :class:`_TargetPolicy` on a replayed ``Game`` (any target: the reference),
+``auto`` the core where it applies."""
+
+
+def _bet_value(pot: int, to_call: int, put: int, w: np.ndarray, eq: np.ndarray, fold: np.ndarray | None,
+               wp: float) -> float:
+    """A bet or raise putting in ``put`` chips: ``fp * pot + (1 - fp) * (wp' * (pot + extra) -
+    (1 - wp') * put)`` (the module docstring); ``fold``: the target's fold probability per
+    candidate after it (None: it is not to act then)."""
+    if fold is None:
+        fold = np.zeros(len(w))
+    extra = put - to_call
+    fp = float(w @ fold)
+    stay = w * (1 - fold)
+    wp_called = float(stay @ eq / stay.sum()) if stay.sum() > 0 else wp
+    return fp * pot + (1 - fp) * (wp_called * (pot + extra) - (1 - wp_called) * put)
+
+
+def _bayes(weights: np.ndarray, candidates: np.ndarray, likelihood: np.ndarray) -> np.ndarray:
+    """The range after an action the target takes with probability ``likelihood`` (per
+    candidate card); unchanged if no card explains it (a policy that is not the one it played)."""
+    posterior = weights.copy()
+    posterior[candidates] *= likelihood
+    return posterior if posterior.sum() > 0 else weights
+
+
 class LBRAgent(Agent):
     """Local best response to ``target`` (an agent or a spec); ``samples`` roll-outs of the
-    cards to come per decision before the last street."""
+    cards to come per decision before the last street; ``engine``: where the target's policy
+    over the range is computed (:data:`ENGINES`; the same decisions either way, up to float32
+    rounding of the network's outputs)."""
 
-    def __init__(self, target: Agent | str, *, samples: int = 200) -> None:
+    def __init__(self, target: Agent | str, *, samples: int = 200, engine: str = "auto") -> None:
         super().__init__()
+        if engine not in ENGINES:
+            raise ValueError(f"LBRAgent engine must be one of {', '.join(ENGINES)}, not {engine!r}")
         self.target = make_agent(target)
         self.samples = samples
+        self.engine = engine
         self.name = f"lbr:{display_name(self.target)}"
         self._policy: _TargetPolicy | None = None
+        self._core: CoreTargetPolicy | None = None
+        self._mirror = None   # the core's copy of the hand (envs.batched.BatchedGame, one slot)
         self._range: np.ndarray | None = None
         self._seen_actions = 0
         self._eq_key: tuple | None = None
         self._eq = np.zeros(52)
         self.last_values: dict[int, float] = {}
+
+    def __getstate__(self) -> dict:
+        state = self.__dict__.copy()
+        state["_core"] = state["_mirror"] = None   # core objects: built again where it plays
+        return state
 
     def reset(self, seed=None) -> None:
         super().reset(seed)
@@ -205,29 +298,48 @@ class LBRAgent(Agent):
         self._seen_actions = 0
         self._eq_key = None
 
+    def uses_core(self, rules: Rules) -> bool:
+        """Whether this agent asks the core for the target's policy at ``rules`` (``engine``)."""
+        if self.engine == "python":
+            return False
+        supported = core_target_supported(self.target)
+        if self.engine == "core" and not supported:
+            raise ValueError(f"LBRAgent(engine='core') needs a ppo target with a plain MLP actor, not "
+                             f"{display_name(self.target)!r} (use engine='auto' or 'python')")
+        return supported
+
     def warm_up(self, rules: Rules) -> None:
         """Build the target's hand tables, once per process (the roll-outs need none: the core
         scores them), and the target's policy over the range for ``rules``, which copies of
         this agent share (the batched training env plays a copy per hand)."""
         check_rules(rules)
-        if self._policy is None or self._policy.rules != rules:
-            self._policy = _TargetPolicy(self.target, rules)
+        self._target_policy(rules)
         warm = getattr(self.target, "warm_up", None)
         if warm is not None:
             warm(rules)
+
+    def _target_policy(self, rules: Rules) -> None:
+        if self.uses_core(rules):
+            if self._core is None or self._core.rules != rules:
+                from envs.batched import BatchedGame
+
+                check_rules(rules)
+                self._core = CoreTargetPolicy(self.target, rules)
+                self._mirror = BatchedGame(rules, 2, 1, auto_reset=False)
+        elif self._policy is None or self._policy.rules != rules:
+            check_rules(rules)
+            self._policy = _TargetPolicy(self.target, rules)
 
     @property
     def range(self) -> np.ndarray | None:
         """Weights (52,) of the target's face-down card (unnormalised; None before the hand)."""
         return self._range
 
-    def _replay(self, view: PlayerView, other: int) -> Game:
-        """The hand replayed from ``view`` (the target's face-down card a stand-in), updating
-        the range at every target action not yet seen."""
+    def _deck(self, view: PlayerView) -> tuple[list[int], set[int]]:
+        """The hand's deal order from ``view`` (the target's face-down card a stand-in, then the
+        rest of the deck), and the cards seen; sets the range up at the hand's first decision
+        and clears every card seen now from it."""
         rules = view.rules
-        if self._policy is None or self._policy.rules != rules:
-            check_rules(rules, view.num_players)
-            self._policy = _TargetPolicy(self.target, rules)
         if self._range is None:
             self._range = np.zeros(52)
             self._range[[int(c) for c in rules.deck]] = 1.0
@@ -239,6 +351,19 @@ class LBRAgent(Agent):
                 for e in view.log if e.kind == EventKind.DEAL]
         dealt = set(deck)
         deck += [int(c) for c in rules.deck if int(c) not in dealt]   # a whole order: no shuffle
+        return deck, seen
+
+    def _replay(self, view: PlayerView, other: int):
+        """The hand replayed from ``view`` (the target's face-down card a stand-in), updating
+        the range at every target action not yet seen: a ``Game``, or with the core the
+        one-slot ``BatchedGame`` that holds the hand."""
+        self._target_policy(view.rules)
+        if self._core is not None and self.uses_core(view.rules):
+            return self._replay_core(view, other)
+        rules = view.rules
+        if view.num_players != 2:
+            check_rules(rules, view.num_players)
+        deck, _ = self._deck(view)
         stacks = tuple(s + t for s, t in zip(view.stacks, view.total_committed))
         game = Game(rules, view.num_players, stacks=stacks, button=view.button, deck=deck, seed=0)
         actions = 0
@@ -252,16 +377,43 @@ class LBRAgent(Agent):
         self._seen_actions = actions
         return game
 
+    def _replay_core(self, view: PlayerView, other: int):
+        """:meth:`_replay` on the core: the hand dealt and played again in the one-slot
+        ``BatchedGame`` (no log there: each action id from the logged event, as ``action_id``)."""
+        if view.num_players != 2:
+            check_rules(view.rules, view.num_players)
+        deck, _ = self._deck(view)
+        mirror = self._mirror
+        stacks = [s + t for s, t in zip(view.stacks, view.total_committed)]
+        mirror.reset(decks=[deck], buttons=[view.button], stacks=[stacks])
+        actions = 0
+        step = np.zeros(1, dtype=np.int64)
+        for event in view.log:
+            kind = event.kind
+            if kind not in ACTION_KINDS:
+                continue
+            if kind == EventKind.FOLD:
+                a = FOLD
+            elif kind in BET_KINDS:
+                a = FIRST_BET + mirror.raise_to_amounts(0).index(event.round_total)
+            else:
+                a = CHECK_CALL
+            if actions >= self._seen_actions and event.seat == other:
+                candidates = np.flatnonzero(self._range > 0)
+                if len(candidates):
+                    probs = self._core.spots(mirror, [0], [other], [-1], [candidates])[0]
+                    self._range = _bayes(self._range, candidates, probs[:, a])
+            actions += 1
+            step[0] = a
+            mirror.step(step)
+        self._seen_actions = actions
+        return mirror
+
     def _update(self, game: Game, other: int, action: int) -> None:
         candidates = np.flatnonzero(self._range > 0)
         if not len(candidates):
             return
-        posterior = self._range.copy()
-        posterior[candidates] *= self._policy(game, other, candidates)[:, action]
-        # If no card explains the action (a policy that is not the one it played), keep the
-        # range as it was.
-        if posterior.sum() > 0:
-            self._range = posterior
+        self._range = _bayes(self._range, candidates, self._policy(game, other, candidates)[:, action])
 
     def act(self, view: PlayerView, action_mask: np.ndarray) -> int:
         legal = np.flatnonzero(action_mask)
@@ -285,23 +437,27 @@ class LBRAgent(Agent):
         values = {FOLD: 0.0, CHECK_CALL: wp * pot - (1 - wp) * to_call}
         bets = [int(a) for a in legal if a >= FIRST_BET]
         if bets:
+            folds = self._folds_after(game, view, other, bets, candidates)
             committed = view.committed[me]
-            for i, a in enumerate(bets):
-                raise_to = view.raise_to_amounts[a - FIRST_BET]
-                put = raise_to - committed
-                extra = put - to_call
-                # The spot after the raise (the last size raises on this replay, others on a new one).
-                after = self._after(game if i == len(bets) - 1 else self._fresh(view, other), other, a)
-                if after is None:
-                    fold = np.zeros(len(candidates))
-                else:
-                    fold = self._policy(after, other, candidates)[:, FOLD]
-                fp = float(w @ fold)
-                stay = w * (1 - fold)
-                wp_called = float(stay @ eq / stay.sum()) if stay.sum() > 0 else wp
-                values[a] = fp * pot + (1 - fp) * (wp_called * (pot + extra) - (1 - wp_called) * put)
+            for a, fold in zip(bets, folds):
+                put = view.raise_to_amounts[a - FIRST_BET] - committed
+                values[a] = _bet_value(pot, to_call, put, w, eq, fold, wp)
         self.last_values = {a: v for a, v in values.items() if action_mask[a]}
         return max(self.last_values, key=lambda a: (self.last_values[a], -a))
+
+    def _folds_after(self, game, view: PlayerView, other: int, bets: list[int],
+                     candidates: np.ndarray) -> list[np.ndarray | None]:
+        """The target's fold probability per candidate in the spot after each bet or raise of
+        ``bets`` (None where it is not to act then)."""
+        if self._core is not None and game is self._mirror:   # every spot in one core call
+            spots = self._core.spots(game, [0] * len(bets), [other] * len(bets), bets, [candidates] * len(bets))
+            return [None if p is None else p[:, FOLD] for p in spots]
+        out = []
+        for i, a in enumerate(bets):
+            # The spot after the raise (the last size raises on this replay, others on a new one).
+            after = self._after(game if i == len(bets) - 1 else self._fresh(view, other), other, a)
+            out.append(None if after is None else self._policy(after, other, candidates)[:, FOLD])
+        return out
 
     def _equity(self, view: PlayerView, seen: list[int]) -> np.ndarray:
         """(52,) my showdown share against each unseen card as the target's face-down card;
@@ -332,5 +488,3 @@ class LBRAgent(Agent):
         """``game`` after LBR plays ``action`` (None when the target is not to act then)."""
         apply_action(game, action)
         return game if game.current_player == other else None
-
-

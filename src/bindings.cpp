@@ -171,6 +171,49 @@ static py::ssize_t equity_count(const EquityPolicy& e, const Batch& b, const Int
   return slots.size();
 }
 
+// LbrTarget from the network's layers as (weight (out, in) float32, bias (out), activation name
+// or None), the target's layout pieces as (name, start, size) and its win_probability settings.
+using Floats = py::array_t<float, py::array::c_style | py::array::forcecast>;
+static LbrTarget make_lbr_target(const std::vector<std::tuple<Floats, Floats, py::object>>& layers,
+                                 bool deterministic, const std::vector<std::tuple<std::string, int, int>>& pieces,
+                                 int size_, int max_players, int rounds, int num_actions, int win_samples,
+                                 int win_exact) {
+  LbrTarget t;
+  t.deterministic = deterministic;
+  t.num_actions = num_actions;
+  for (const auto& [w, b, act] : layers) {
+    if (w.ndim() != 2 || b.ndim() != 1 || b.shape(0) != w.shape(0))
+      throw std::invalid_argument("LbrTarget: each layer is a weight (out, in) and a bias (out)");
+    MlpLayer L;
+    L.out = (int)w.shape(0);
+    L.in = (int)w.shape(1);
+    L.wt.resize((size_t)L.in * L.out);
+    auto wv = w.unchecked<2>();
+    for (int o = 0; o < L.out; ++o)
+      for (int i = 0; i < L.in; ++i) L.wt[(size_t)i * L.out + o] = wv(o, i);
+    L.b.assign(b.data(), b.data() + L.out);
+    if (act.is_none()) L.act = ACT_NONE;
+    else {
+      std::string name = py::str(act);
+      if (name == "Tanh") L.act = ACT_TANH;
+      else if (name == "ReLU") L.act = ACT_RELU;
+      else throw std::invalid_argument("LbrTarget: activations are Tanh, ReLU or None, not " + name);
+    }
+    t.layers.push_back(std::move(L));
+  }
+  t.layout = make_obs_layout(pieces, size_, max_players, rounds);
+  t.win_layout.win_samples = win_samples;
+  t.win_layout.win_exact = win_exact;
+  t.win_at = t.layout.start[WIN_PROBABILITY];
+  t.layout.start[WIN_PROBABILITY] = -1;  // written from the cache
+  for (const auto& [name, start, psize] : pieces)
+    if (name == "hole_cards" || name == "hand_class" || name == "win_probability" || name == "wild_cards" ||
+        name == "chicago_hole")
+      t.varying.emplace_back(start, start + psize);
+  t.check();
+  return t;
+}
+
 }  // namespace stud
 
 PYBIND11_MODULE(_stud_core, m) {
@@ -285,6 +328,46 @@ PYBIND11_MODULE(_stud_core, m) {
              e.estimates(b, slots.data(), keys.data(), slots.size(), o);
              return out;
            }, py::arg("batch"), py::arg("slots"), py::arg("keys"));
+
+  // ---- local best response's target policy (arena/lbr.h) ----
+  py::class_<LbrTarget>(m, "LbrTarget")
+      .def(py::init(&make_lbr_target), py::arg("layers"), py::arg("deterministic"), py::arg("pieces"),
+           py::arg("size"), py::arg("max_players"), py::arg("rounds"), py::arg("num_actions"),
+           py::arg("win_samples"), py::arg("win_exact"))
+      // For each spot q (hand slots[q] of the batch, after actions[q] when >= 0, the target at
+      // seats[q]): the policies of counts[q] candidate cards (the next counts[q] of cards), rows
+      // of probabilities (float64, (sum counts, actions)), and whether the target is to act there
+      // (its rows are zeros where not).
+      .def("policies", [](LbrTarget& t, const PyBatch& b, Ints slots, Ints seats, Ints actions, Ints cards,
+                          Ints counts) {
+             const py::ssize_t q = slots.size();
+             if (seats.size() != q || actions.size() != q || counts.size() != q)
+               throw std::invalid_argument("LbrTarget.policies: one seat, action and count per slot");
+             py::ssize_t rows = 0;
+             for (py::ssize_t i = 0; i < q; ++i) {
+               if (counts.data()[i] < 0) throw std::invalid_argument("LbrTarget.policies: counts are >= 0");
+               rows += counts.data()[i];
+               b.hand((int)slots.data()[i]);  // checks the slot
+             }
+             if (rows != cards.size()) throw std::invalid_argument("LbrTarget.policies: the counts add up to the cards");
+             py::array_t<double> out({rows, (py::ssize_t)t.num_actions});
+             py::array_t<bool> to_act(q);
+             double* o = out.mutable_data();
+             std::fill(o, o + rows * t.num_actions, 0.0);
+             bool* ta = to_act.mutable_data();
+             {
+               py::gil_scoped_release release;
+               py::ssize_t at = 0;
+               for (py::ssize_t i = 0; i < q; ++i) {
+                 ta[i] = t.policies(b.hands[slots.data()[i]], (int)slots.data()[i], (int)seats.data()[i],
+                                    (int)actions.data()[i], cards.data() + at, (int)counts.data()[i],
+                                    o + at * t.num_actions);
+                 at += counts.data()[i];
+               }
+             }
+             return py::make_tuple(out, to_act);
+           }, py::arg("batch"), py::arg("slots"), py::arg("seats"), py::arg("actions"), py::arg("cards"),
+           py::arg("counts"));
 
   // ---- learner statistics (batched.h) ----
   m.def("action_kinds", [](const PyBatch& b, Ints actions) {

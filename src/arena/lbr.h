@@ -4,12 +4,20 @@
 #pragma once
 
 #include <algorithm>
+#include <cmath>
+#include <string>
+#include <utility>
 #include <cstdint>
 #include <stdexcept>
 #include <vector>
 
 #include "constants.h"
+#include "engine/equity.h"
+#include "engine/game.h"
 #include "engine/hands.h"
+#include "observation.h"
+
+
 
 namespace stud {
 
@@ -61,5 +69,179 @@ static std::vector<double> showdown_shares(const std::vector<int>& mine, const s
     out[c] = ((double)halves[c] / 2.0) / (double)std::max<int64_t>(counts[c], 1);
   return out;
 }
+
+}  // namespace stud
+
+// ---------------------------------------------------------------------------------------------
+// The target's policy over its range: arena/lbr.py's _TargetPolicy for a ppo model with a plain
+// MLP actor (agents/trained.py NumpyActor), in one call for many spots. A spot is a hand (a
+// slot of a Batch) with, optionally, one action of local best response applied to a copy of it;
+// the target is the player to act there. For each candidate card of its range the target's
+// observation is encoded with that card as its face-down card (encode(), the same values as
+// envs.observation with the card swapped in) and run through the network; the rows are the
+// masked softmax of the logits (a one-hot on the most likely legal id when deterministic), as
+// PPOAgent.probabilities_with_values gives them. Each row is computed on its own, in one fixed
+// order, so its floats do not depend on which other rows are asked with it (the batched training
+// env and the arena's agent get the same ones).
+
+namespace stud {
+
+enum Activation { ACT_NONE = 0, ACT_TANH = 1, ACT_RELU = 2 };
+
+struct MlpLayer {
+  int in = 0, out = 0;
+  std::vector<float> wt;  // (in, out): the weight transposed, so a row of inputs adds columns
+  std::vector<float> b;
+  int act = ACT_NONE;
+};
+
+struct LbrTarget {
+  std::vector<MlpLayer> layers;
+  bool deterministic = true;
+  int num_actions = 0;
+  ObsLayout layout;              // the target's layout, win_probability left out (written from the cache)
+  int win_at = -1;               // where win_probability goes (-1: not in the layout)
+  ObsLayout win_layout;          // the win_probability settings (samples, exact)
+  // The columns that change with the candidate card: hole_cards, hand_class, win_probability
+  // (and wild_cards, chicago_hole, which read the face-down cards too, where the layout has them).
+  std::vector<std::pair<int, int>> varying;  // [start, stop)
+  // win_probability of the target holding each card, by the public state it depends on: the
+  // spots of one street share it (LBR asks every bet size's spot), so each card costs one
+  // simulation a street. Kept for the last public state seen per slot.
+  struct WinCache {
+    std::vector<int> key;
+    double value[52];
+    bool have[52];
+  };
+  std::vector<WinCache> cache;
+
+  void check() const {
+    if (layers.empty()) throw std::invalid_argument("LbrTarget: a network of at least one layer");
+    if (layers[0].in != layout.size)
+      throw std::invalid_argument("LbrTarget: the network's input is " + std::to_string(layers[0].in) +
+                                  " values, the layout's " + std::to_string(layout.size));
+    for (size_t l = 1; l < layers.size(); ++l)
+      if (layers[l].in != layers[l - 1].out) throw std::invalid_argument("LbrTarget: layer sizes do not chain");
+    if (layers.back().out != num_actions)
+      throw std::invalid_argument("LbrTarget: the network gives " + std::to_string(layers.back().out) +
+                                  " logits, the rules have " + std::to_string(num_actions) + " actions");
+  }
+
+  bool is_varying(int k) const {
+    for (const auto& [a, z] : varying)
+      if (k >= a && k < z) return true;
+    return false;
+  }
+
+  static void activate(float* x, int n, int act) {
+    if (act == ACT_TANH)
+      for (int j = 0; j < n; ++j) x[j] = std::tanh(x[j]);
+    else if (act == ACT_RELU)
+      for (int j = 0; j < n; ++j) x[j] = std::max(x[j], 0.0f);
+  }
+
+  // acc[0:out] += x * column k of layer 0 (a row of wt)
+  static void add_column(float* acc, const MlpLayer& L, int k, float x) {
+    const float* w = L.wt.data() + (size_t)k * L.out;
+    for (int j = 0; j < L.out; ++j) acc[j] += x * w[j];
+  }
+
+  // The layers after the first, from its pre-activation h0; the logits into out.
+  void finish(std::vector<float>& a, std::vector<float>& b, float* out) const {
+    activate(a.data(), layers[0].out, layers[0].act);
+    for (size_t l = 1; l < layers.size(); ++l) {
+      const MlpLayer& L = layers[l];
+      std::copy(L.b.begin(), L.b.end(), b.begin());
+      for (int k = 0; k < L.in; ++k) {
+        const float xk = a[k];
+        if (xk == 0.0f) continue;
+        const float* w = L.wt.data() + (size_t)k * L.out;
+        for (int j = 0; j < L.out; ++j) b[j] += xk * w[j];
+      }
+      activate(b.data(), L.out, L.act);
+      std::swap(a, b);
+    }
+    std::copy(a.begin(), a.begin() + num_actions, out);
+  }
+
+  std::vector<int> public_key(const Hand& h, int seat) const {
+    std::vector<int> k{seat, h.button, h.street, h.wild};
+    for (int q = 0; q < h.n; ++q) {
+      k.push_back(h.folded[q]);
+      k.push_back(h.nhole[q]);
+      k.push_back(100 + h.nup[q]);
+      k.insert(k.end(), h.up[q], h.up[q] + h.nup[q]);
+    }
+    return k;
+  }
+
+  // The target's action probabilities in the spot of hand `h` (after `action` by its player to
+  // act, when action >= 0) for each of the candidate cards, rows of num_actions into out. False
+  // (rows untouched) when `seat` is not to act in that spot. `slot` picks the win cache.
+  bool policies(const Hand& base, int slot, int seat, int action, const int64_t* cards, int count,
+                double* out) {
+    Hand h = base;
+    if (action >= 0 && !h.apply(action)) throw std::invalid_argument("LbrTarget: the action is not legal there");
+    if (h.over || h.current != seat) return false;
+    if (h.nhole[seat] != 1) throw std::invalid_argument("LbrTarget: the target must hold one face-down card");
+    if ((int)cache.size() <= slot) cache.resize(slot + 1);
+    WinCache& wc = cache[slot];
+    if (win_at >= 0) {
+      std::vector<int> key = public_key(h, seat);
+      if (key != wc.key) {
+        wc.key = std::move(key);
+        std::fill(wc.have, wc.have + 52, false);
+      }
+    }
+    std::vector<char> legal(num_actions, 0);
+    legal[FOLD] = h.fold_ok;
+    legal[CHECK_CALL] = true;
+    for (int j = 0; j < h.nsizes && FIRST_BET + j < num_actions; ++j) legal[FIRST_BET + j] = true;
+    const MlpLayer& L0 = layers[0];
+    std::vector<float> x(layout.size), base_acc(L0.out), a(0), b(0), logits(num_actions);
+    size_t widest = 0;
+    for (const auto& L : layers) widest = std::max(widest, (size_t)L.out);
+    a.resize(widest);
+    b.resize(widest);
+    for (int i = 0; i < count; ++i) {
+      const int c = (int)cards[i];
+      if (c < 0 || c > 51) throw std::invalid_argument("LbrTarget: card ids are 0..51");
+      h.hole[seat][0] = (int8_t)c;
+      encode(h, seat, layout, x.data());
+      if (win_at >= 0) {
+        if (!wc.have[c]) {
+          wc.value[c] = win_probability(seat_view(h, seat), win_layout.win_samples, win_layout.win_exact);
+          wc.have[c] = true;
+        }
+        x[win_at] = (float)wc.value[c];
+      }
+      if (i == 0) {  // what every candidate shares: the bias and the columns no card changes
+        std::copy(L0.b.begin(), L0.b.end(), base_acc.begin());
+        for (int k = 0; k < layout.size; ++k)
+          if (x[k] != 0.0f && !is_varying(k)) add_column(base_acc.data(), L0, k, x[k]);
+      }
+      std::copy(base_acc.begin(), base_acc.end(), a.begin());
+      for (const auto& [start, stop] : varying)
+        for (int k = start; k < stop; ++k)
+          if (x[k] != 0.0f) add_column(a.data(), L0, k, x[k]);
+      finish(a, b, logits.data());
+      double* row = out + (size_t)i * num_actions;
+      int best = -1;
+      for (int j = 0; j < num_actions; ++j)
+        if (legal[j] && (best < 0 || logits[j] > logits[best])) best = j;
+      if (deterministic) {
+        for (int j = 0; j < num_actions; ++j) row[j] = j == best ? 1.0 : 0.0;
+        continue;
+      }
+      double top = (double)logits[best], total = 0.0;
+      for (int j = 0; j < num_actions; ++j) {
+        row[j] = legal[j] ? std::exp((double)logits[j] - top) : 0.0;
+        total += row[j];
+      }
+      for (int j = 0; j < num_actions; ++j) row[j] /= total;
+    }
+    return true;
+  }
+};
 
 }  // namespace stud
