@@ -51,7 +51,7 @@ from envs.batched import showdown_shares
 from envs.engine.rules import DOWN, Rules, hand_options
 from envs.observation import OBSERVER_BATCHES
 
-__all__ = ["LBRAgent", "CoreTargetPolicy", "ENGINES", "core_target_supported", "equity_by_hole", "check_rules",
+__all__ = ["LBRAgent", "BatchedLBR", "CoreTargetPolicy", "ENGINES", "core_target_supported", "equity_by_hole", "check_rules",
            "action_id"]
 
 _CARD_BLIND = ("RandomAgent", "CallAgent", "RaiseAgent")
@@ -264,6 +264,51 @@ def _bayes(weights: np.ndarray, candidates: np.ndarray, likelihood: np.ndarray) 
     return posterior if posterior.sum() > 0 else weights
 
 
+def _weights(rules: Rules, range_: np.ndarray, seen: list[int]) -> tuple[np.ndarray, np.ndarray]:
+    """The candidate cards and their normalised weights at a decision: the range without the
+    cards seen now, or every unseen card when nothing explains the target's play."""
+    weights = range_.copy()
+    weights[seen] = 0.0
+    if weights.sum() <= 0:   # nothing explains its play: back to every unseen card
+        weights = np.zeros(52)
+        weights[[int(c) for c in rules.deck]] = 1.0
+        weights[seen] = 0.0
+    candidates = np.flatnonzero(weights)
+    return candidates, weights[candidates] / weights[candidates].sum()
+
+
+def _equity_against(rules: Rules, mine: list[int], their_up: list[int], seen: list[int], samples: int,
+                    rng: np.random.Generator) -> np.ndarray:
+    """(52,) my showdown share against each card I cannot see as the other's face-down card
+    (:func:`equity_by_hole` over every unseen card)."""
+    unseen_mask = np.zeros(52, dtype=bool)
+    unseen_mask[[int(c) for c in rules.deck]] = True
+    unseen_mask[seen] = False
+    unseen = np.flatnonzero(unseen_mask)   # sorted, as the roll-outs expect
+    total = rules.cards_per_player
+    eq = np.zeros(52)
+    eq[unseen] = equity_by_hole(rules, mine, their_up, unseen,
+                                to_come=(total - len(mine), total - 1 - len(their_up)),
+                                samples=samples, rng=rng, unseen=unseen)
+    return eq
+
+
+def _values(action_mask: np.ndarray, pot: int, to_call: int, committed: int, raise_to_amounts, w: np.ndarray,
+            eq: np.ndarray, folds: dict[int, np.ndarray | None]) -> dict[int, float]:
+    """Each legal action's value if both sides only check or call from there on (the module
+    docstring); ``folds``: the target's fold probabilities after each bet or raise id."""
+    wp = float(w @ eq)
+    values = {FOLD: 0.0, CHECK_CALL: wp * pot - (1 - wp) * to_call}
+    for a, fold in folds.items():
+        values[a] = _bet_value(pot, to_call, raise_to_amounts[a - FIRST_BET] - committed, w, eq, fold, wp)
+    return {a: v for a, v in values.items() if action_mask[a]}
+
+
+def _best(values: dict[int, float]) -> int:
+    """The action of the highest value (ties: the lowest id)."""
+    return max(values, key=lambda a: (values[a], -a))
+
+
 class LBRAgent(Agent):
     """Local best response to ``target`` (an agent or a spec); ``samples`` roll-outs of the
     cards to come per decision before the last street; ``engine``: where the target's policy
@@ -421,29 +466,14 @@ class LBRAgent(Agent):
             return int(legal[0])   # the range catches up at the next decision
         me, other = view.seat, 1 - view.seat
         game = self._replay(view, other)
-        rules = view.rules
         seen = [int(c) for c in view.hole_cards] + [int(c) for up in view.up_cards for c in up]
-        weights = self._range.copy()
-        weights[seen] = 0.0
-        if weights.sum() <= 0:   # nothing explains its play: back to every unseen card
-            weights = np.zeros(52)
-            weights[[int(c) for c in rules.deck]] = 1.0
-            weights[seen] = 0.0
-        candidates = np.flatnonzero(weights)
-        w = weights[candidates] / weights[candidates].sum()
+        candidates, w = _weights(view.rules, self._range, seen)
         eq = self._equity(view, seen)[candidates]
-        wp = float(w @ eq)
-        pot, to_call = view.pot, view.to_call
-        values = {FOLD: 0.0, CHECK_CALL: wp * pot - (1 - wp) * to_call}
         bets = [int(a) for a in legal if a >= FIRST_BET]
-        if bets:
-            folds = self._folds_after(game, view, other, bets, candidates)
-            committed = view.committed[me]
-            for a, fold in zip(bets, folds):
-                put = view.raise_to_amounts[a - FIRST_BET] - committed
-                values[a] = _bet_value(pot, to_call, put, w, eq, fold, wp)
-        self.last_values = {a: v for a, v in values.items() if action_mask[a]}
-        return max(self.last_values, key=lambda a: (self.last_values[a], -a))
+        folds = self._folds_after(game, view, other, bets, candidates) if bets else []
+        self.last_values = _values(action_mask, view.pot, view.to_call, view.committed[me],
+                                   view.raise_to_amounts, w, eq, dict(zip(bets, folds)))
+        return _best(self.last_values)
 
     def _folds_after(self, game, view: PlayerView, other: int, bets: list[int],
                      candidates: np.ndarray) -> list[np.ndarray | None]:
@@ -464,19 +494,10 @@ class LBRAgent(Agent):
         computed once per street (the cards do not change between decisions of a street)."""
         key = tuple(seen)
         if self._eq_key != key:
-            rules, me, other = view.rules, view.seat, 1 - view.seat
-            unseen_mask = np.zeros(52, dtype=bool)
-            unseen_mask[[int(c) for c in rules.deck]] = True
-            unseen_mask[seen] = False
-            unseen = np.flatnonzero(unseen_mask)   # sorted, as the roll-outs expect
+            me, other = view.seat, 1 - view.seat
             mine = [int(c) for c in view.hole_cards] + [int(c) for c in view.up_cards[me]]
             their_up = [int(c) for c in view.up_cards[other]]
-            total = rules.cards_per_player
-            eq = np.zeros(52)
-            eq[unseen] = equity_by_hole(rules, mine, their_up, unseen,
-                                        to_come=(total - len(mine), total - 1 - len(their_up)),
-                                        samples=self.samples, rng=self.rng, unseen=unseen)
-            self._eq_key, self._eq = key, eq
+            self._eq_key, self._eq = key, _equity_against(view.rules, mine, their_up, seen, self.samples, self.rng)
         return self._eq
 
     def _fresh(self, view: PlayerView, other: int) -> Game:
@@ -488,3 +509,144 @@ class LBRAgent(Agent):
         """``game`` after LBR plays ``action`` (None when the target is not to act then)."""
         apply_action(game, action)
         return game if game.current_player == other else None
+
+
+# ---------------------------------------------------------------------------------------------
+# Every hand of a batch at once
+
+
+class _Hand:
+    """One hand's state of :class:`BatchedLBR` (an ``LBRAgent``'s per-hand state)."""
+
+    __slots__ = ("seat", "seed", "rng", "range", "pending", "eq_key", "eq")
+
+    def __init__(self, seat: int) -> None:
+        self.seat = seat                 # the local best response's seat
+        self.seed: int | None = None     # its generator's seed, given at its first turn
+        self.rng: np.random.Generator | None = None
+        self.range: np.ndarray | None = None
+        self.pending: list[tuple[np.ndarray, np.ndarray]] = []   # (cards, likelihood) per target action
+        self.eq_key: tuple | None = None
+        self.eq = np.zeros(52)
+
+
+class BatchedLBR:
+    """An :class:`LBRAgent` (its target, roll-outs and decisions) playing in many hand slots of
+    one core ``envs.batched.BatchedGame`` at once: the batched training env's form of a local
+    best response (``train/batched_vec.py``), with no ``Game`` and no log.
+
+    The target's policy over the range comes from :class:`CoreTargetPolicy` for every slot in one
+    call: at each of the target's actions (:meth:`observe`, before the action is played) the
+    probability of that action for every card the local best response cannot see, kept until
+    its next decision; at each decision (:meth:`act`) the spots after every bet or raise of
+    every slot deciding. At a decision the kept likelihoods multiply the range in order, exactly
+    as ``LBRAgent._replay`` updates it from the log (each card seen by then cleared first, a
+    likelihood that no card explains skipped), so the decisions are ``LBRAgent``'s for the same
+    hand and seed (``tests/test_lbr_core.py``)."""
+
+    def __init__(self, agent: LBRAgent, game) -> None:
+        rules = game.rules
+        check_rules(rules, game.num_players)
+        if not agent.uses_core(rules):
+            raise ValueError(f"{agent.name}: no batched form for this target (engine {agent.engine!r})")
+        self.agent = agent
+        self.game = game
+        self.rules = rules
+        self.samples = agent.samples
+        self.core = CoreTargetPolicy(agent.target, rules)
+        self._deck = np.zeros(52, dtype=bool)
+        self._deck[[int(c) for c in rules.deck]] = True
+        self.hands: dict[int, _Hand] = {}
+
+    def start(self, slot: int, seat: int) -> None:
+        """A new hand in ``slot``, the local best response at ``seat``."""
+        self.hands[slot] = _Hand(seat)
+
+    def has(self, slot: int) -> bool:
+        """Whether this agent plays the hand in ``slot``."""
+        return slot in self.hands
+
+    def seeded(self, slot: int) -> bool:
+        """Whether the hand in ``slot`` has had the agent's first turn (its generator's seed)."""
+        return self.hands[slot].seed is not None
+
+    def seed(self, slot: int, seed: int) -> None:
+        """Seed the generator of the hand in ``slot`` (``Agent.reset``: at the agent's first turn)."""
+        self.hands[slot].seed = seed
+
+    def forget(self, slots) -> None:
+        """The hands in ``slots`` ended."""
+        for slot in slots:
+            self.hands.pop(int(slot), None)
+
+    def _unseen(self, slot: int, seat: int) -> tuple[np.ndarray, list[int], list, tuple]:
+        """The deck's cards ``seat`` cannot see in ``slot``, the cards it sees (its face-down
+        cards, then every seat's face-up cards, as ``LBRAgent``), and the spot (``lbr_spot``)."""
+        from envs import _stud_core
+
+        spot = _stud_core.lbr_spot(self.game._core, slot, seat)
+        hole, ups = spot[0], spot[1]
+        seen = hole + [c for up in ups for c in up]
+        mask = self._deck.copy()
+        mask[seen] = False
+        return np.flatnonzero(mask), seen, ups, spot
+
+    def observe(self, slots, seats, actions) -> None:
+        """The target at ``seats`` is about to play ``actions`` in ``slots`` (hands this agent
+        plays in, from the other seat): keep the likelihood of each action for every card the
+        local best response cannot see."""
+        if not len(slots):
+            return
+        cards = []
+        for slot, seat in zip(slots, seats):
+            cards.append(self._unseen(int(slot), 1 - int(seat))[0])
+        probs = self.core.spots(self.game, slots, seats, np.full(len(slots), -1), cards)
+        for slot, c, p, a in zip(slots, cards, probs, actions):
+            self.hands[int(slot)].pending.append((c, p[:, int(a)]))
+
+    def act(self, slots, seats, masks: np.ndarray) -> np.ndarray:
+        """The local best response's action ids in ``slots`` (it is to act at ``seats``;
+        ``masks`` its legal ids there, one row per slot)."""
+        out = np.empty(len(slots), dtype=np.int64)
+        deciding = []
+        for i, (slot, seat) in enumerate(zip(slots, seats)):
+            legal = np.flatnonzero(masks[i])
+            if len(legal) == 1:
+                out[i] = legal[0]   # the range catches up at the next decision
+                continue
+            slot, seat = int(slot), int(seat)
+            h = self.hands.get(slot)
+            if h is None or h.seat != seat:   # a hand begun under another pool: its range from here on
+                h = self.hands[slot] = _Hand(seat)
+            unseen, seen, ups, spot = self._unseen(slot, seat)
+            if h.range is None:
+                h.range = self._deck.astype(np.float64)
+                h.range[spot[0]] = 0.0
+            h.range[seen] = 0.0
+            for cards, likelihood in h.pending:
+                candidates = np.flatnonzero(h.range > 0)
+                if len(candidates):
+                    # likelihood is over `cards` (unseen then): the candidates are among them
+                    h.range = _bayes(h.range, candidates, likelihood[np.searchsorted(cards, candidates)])
+            h.pending = []
+            candidates, w = _weights(self.rules, h.range, seen)
+            key = tuple(seen)
+            if h.eq_key != key:
+                if h.rng is None:
+                    h.rng = np.random.default_rng(h.seed)   # (None: a fresh seed, as Agent's)
+                mine = spot[0] + ups[seat]
+                h.eq_key, h.eq = key, _equity_against(self.rules, mine, ups[1 - seat], seen, self.samples, h.rng)
+            bets = [int(a) for a in legal if a >= FIRST_BET]
+            deciding.append((i, slot, seat, masks[i], spot, candidates, w, h.eq[candidates], bets))
+        # The spots after every bet or raise of every deciding slot, in one core call.
+        queries = [(slot, 1 - seat, a, candidates) for _, slot, seat, _, _, candidates, _, _, bets in deciding
+                   for a in bets]
+        after = self.core.spots(self.game, [q[0] for q in queries], [q[1] for q in queries],
+                                [q[2] for q in queries], [q[3] for q in queries]) if queries else []
+        at = 0
+        for i, slot, seat, mask, spot, candidates, w, eq, bets in deciding:
+            folds = {a: (None if p is None else p[:, FOLD]) for a, p in zip(bets, after[at:at + len(bets)])}
+            at += len(bets)
+            values = _values(mask, spot[2], spot[3], spot[4], spot[5], w, eq, folds)
+            out[i] = _best(values)
+        return out

@@ -369,6 +369,19 @@ PYBIND11_MODULE(_stud_core, m) {
            }, py::arg("batch"), py::arg("slots"), py::arg("seats"), py::arg("actions"), py::arg("cards"),
            py::arg("counts"));
 
+  // What local best response reads of hand `slot` at its decision as `seat`: (its face-down
+  // cards, every seat's face-up cards, the pot, its chips to call, its chips in this round, the
+  // raise-to totals of ids 2, 3, ...) -- a PlayerView's fields, without building one.
+  m.def("lbr_spot", [](const PyBatch& b, int slot, int seat) {
+    const Hand& h = b.hand(slot);
+    if (seat < 0 || seat >= h.n) throw std::out_of_range("no such seat");
+    py::list ups;
+    for (int q = 0; q < h.n; ++q) ups.append(std::vector<int>(h.up[q], h.up[q] + h.nup[q]));
+    return py::make_tuple(std::vector<int>(h.hole[seat], h.hole[seat] + h.nhole[seat]), ups, h.pot(),
+                          h.current == seat ? h.to_call() : 0, h.committed[seat],
+                          std::vector<int>(h.sizes, h.sizes + h.nsizes));
+  }, py::arg("batch"), py::arg("slot"), py::arg("seat"));
+
   // ---- learner statistics (batched.h) ----
   m.def("action_kinds", [](const PyBatch& b, Ints actions) {
     if (actions.size() != b.size) throw std::invalid_argument("actions: one per hand");

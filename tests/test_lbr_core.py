@@ -111,3 +111,32 @@ def test_engine_choice_and_refusals():
     with pytest.raises(ValueError, match="needs a ppo target with a plain MLP"):
         LBRAgent("tag", engine="core").warm_up(get_rules("soko"))
     assert not core_target_supported(_model((), activation="elu", seed=7))   # torch runs that one
+
+
+def test_the_batched_envs_lbr_plays_the_hand_by_hand_lbrs_hands():
+    # The training env's local best response on the core (arena.lbr.BatchedLBR: every slot at
+    # once, the range updated from the learner's actions as they are played) against the
+    # hand-by-hand LBRAgent on a reference Game per hand (engine="python"): the same seed gives
+    # the same hands, decisions and rewards.
+    from train.batched_vec import BatchedVecEnv
+
+    target = _model(FEATURES, seed=8)
+    runs = {}
+    for engine in ("python", "auto"):
+        env = BatchedVecEnv("soko", 2, 8, observation_features=FEATURES, seed=3,
+                            opponents=["random", LBRAgent(target, samples=20, engine=engine)],
+                            opponent_weights=[1, 3])
+        assert bool(env._lbr) == (engine == "auto")
+        rng = np.random.default_rng(0)
+        seen = [env.reset()]
+        rewards, dones = [], []
+        for _ in range(60):
+            masks = env.action_masks()
+            obs, reward, done, _ = env.step(np.argmax(rng.random(masks.shape) * masks, axis=1))
+            seen.append(obs)
+            rewards.append(reward)
+            dones.append(done)
+        runs[engine] = np.array(seen), np.array(rewards), np.array(dones)
+    (po, pr, pd), (co, cr, cd) = runs["python"], runs["auto"]
+    assert pd.sum() > 40 and np.array_equal(pd, cd)
+    assert np.array_equal(pr, cr) and np.array_equal(po, co)

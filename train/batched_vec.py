@@ -68,6 +68,7 @@ from agents.base import Agent
 from agents.equity import KEY_LIMIT, BatchedEquity, EquityAgent
 from agents.heuristic import BatchedTag, CallAgent, RaiseAgent, RandomAgent, TagAgent
 from agents.trained import PPOAgent
+from arena.lbr import BatchedLBR, LBRAgent
 from envs.actions import CHECK_CALL, FIRST_BET, FOLD, action_mask, apply_action, choose_action
 from envs.batched import BatchedGame
 from envs.engine.events import ACTION_KINDS
@@ -168,6 +169,10 @@ class BatchedVecEnv(VecEnv):
         self._log_start = 0                              # the step number of self._log[0]
         self._hand_start = np.zeros(n, dtype=np.int64)   # the step number each slot's hand began at
         self._copies: dict[int, tuple[Game, dict[int, Agent]]] = {}
+        # Local best responses on the core (arena.lbr.BatchedLBR): pool index -> its batched
+        # form, and those of earlier pools still playing hands begun under them.
+        self._lbr: dict[int, BatchedLBR] = {}
+        self._lbr_retired: list[BatchedLBR] = []
         self.observe_every_seat = observe_every_seat   # True: the core writes every seat's (as before)
         self.set_opponents(["random"] if opponents is None else opponents, opponent_weights)
 
@@ -196,6 +201,12 @@ class BatchedVecEnv(VecEnv):
         self._in_core.update({i: BatchedTag(self.rules, raise_shift=o.raise_shift, call_shift=o.call_shift)
                               for i, o in enumerate(pool) if type(o) is TagAgent})
         self._cumulative = np.cumsum(w / w.sum())
+        # LBR entries whose target the core runs play every slot at once (BatchedLBR); the
+        # others (engine="python", targets without an MLP actor) hand by hand. An earlier
+        # pool's keep the hands they are playing until those end.
+        self._lbr_retired = [b for b in [*self._lbr_retired, *self._lbr.values()] if b.hands]
+        self._lbr = {i: BatchedLBR(o, self.game) for i, o in enumerate(pool)
+                     if isinstance(o, LBRAgent) and o.uses_core(self.rules)}
         # Which pool entries read the core's observations (the others decide from the masks or
         # the core's own hands); the hands under way keep their entries' indices, now of this pool.
         self._reads = np.array([isinstance(o, PPOAgent) for o in pool] + [True])  # [-1]: the learner
@@ -228,6 +239,13 @@ class BatchedVecEnv(VecEnv):
         self._counts[slots] = 0
         self._vpip[slots] = False
         self._illegal[slots] = 0
+        if self._lbr or self._lbr_retired:
+            for lbr in [*self._lbr_retired, *self._lbr.values()]:
+                lbr.forget(slots)
+            self._lbr_retired = [b for b in self._lbr_retired if b.hands]
+            for index, lbr in self._lbr.items():
+                for slot, seat in zip(*(drawn == index).nonzero()):
+                    lbr.start(int(slots[slot]), int(seat))
         self._observe(slots)
 
     def _opponent_actions(self, slots: np.ndarray, seats: np.ndarray) -> np.ndarray:
@@ -253,6 +271,14 @@ class BatchedVecEnv(VecEnv):
                 out[pick] = self._in_core[index].act(g, rows)
             elif type(opponent) is EquityAgent:
                 out[pick] = self._in_core[index].act(g, rows, self._keys(int(index)).integers(KEY_LIMIT, size=len(rows)))
+            elif index in self._lbr:   # every slot at once, on the core
+                lbr = self._lbr[int(index)]
+                for slot, seat in zip(rows.tolist(), seats[pick].tolist()):
+                    if not lbr.has(slot) or lbr.hands[slot].seat != seat:
+                        lbr.start(slot, seat)   # (a hand begun under another pool)
+                    if not lbr.seeded(slot):    # its first turn: a stream of its own, as a copy's
+                        lbr.seed(slot, int(self._keys(-1).integers(2 ** 63)))
+                out[pick] = lbr.act(rows, seats[pick], g.action_mask[rows])
             elif _hand_by_hand(opponent):
                 out[pick] = [self._hand_by_hand_action(slot, int(index)) for slot in rows.tolist()]
             else:  # PPOAgent: one forward pass over its slots, on the core's observation of that seat
@@ -307,6 +333,12 @@ class BatchedVecEnv(VecEnv):
         for slot, (game, _) in self._copies.items():
             if actions[slot] >= 0:
                 apply_action(game, int(actions[slot]))
+        if self._lbr or self._lbr_retired:   # the targets' actions, before they are played
+            current = g.current_player
+            for lbr in [*self._lbr_retired, *self._lbr.values()]:
+                mine = [slot for slot in rows.tolist() if slot in lbr.hands and lbr.hands[slot].seat != current[slot]]
+                if mine:
+                    lbr.observe(np.array(mine), current[mine], actions[mine])
         self._log.append(actions.copy())
         g.step(actions)
         ended = g.dones.nonzero()[0]
