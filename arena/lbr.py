@@ -107,7 +107,11 @@ def equity_by_hole(rules: Rules, mine: list[int], their_up: list[int], candidate
     if deals <= samples:   # (on the last street k = 0: one deal of nothing, each card scored once)
         future = np.array(list(itertools.permutations(pool.tolist(), k)), dtype=np.int64)
     else:
-        future = pool[np.argsort(rng.random((samples, P)), axis=1)[:, :k]]
+        # pool[argsort(rng.random((samples, P)), axis=1)[:, :k]], the first k by a selection
+        # in the core instead of a whole sort (the same deals: the draws are distinct)
+        from envs import _stud_core
+
+        future = pool[_stud_core.smallest_k(rng.random((samples, P)), k)]
     return showdown_shares(mine, their_up, candidates, future, mine_n, **hand_options(rules))
 
 

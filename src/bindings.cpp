@@ -446,6 +446,20 @@ PYBIND11_MODULE(_stud_core, m) {
      py::arg("wild_mask") = 0, py::arg("canadian") = false, py::arg("double_ace_flush") = false,
      py::arg("ace_low_four_straight") = true);
 
+  // argsort(u, axis=1)[:, :k] of an (rows, p) array of distinct values per row (arena/lbr.h).
+  m.def("smallest_k", [](py::array_t<double, py::array::c_style | py::array::forcecast> u, int k) {
+    if (u.ndim() != 2 || k < 0 || k > u.shape(1))
+      throw std::invalid_argument("smallest_k: an (rows, p) array and 0 <= k <= p");
+    py::array_t<int64_t> out({u.shape(0), (py::ssize_t)k});
+    const double* in = u.data();
+    int64_t* o = out.mutable_data();
+    {
+      py::gil_scoped_release release;
+      smallest_k(in, u.shape(0), u.shape(1), k, o);
+    }
+    return out;
+  }, py::arg("u"), py::arg("k"));
+
   // ---- observation features (engine/equity.h) ----
   // win_probability for one seat holding each of several face-down card lists in turn (the
   // cards local best response supposes the other player holds): one call, one value each.

@@ -140,3 +140,16 @@ def test_the_batched_envs_lbr_plays_the_hand_by_hand_lbrs_hands():
     (po, pr, pd), (co, cr, cd) = runs["python"], runs["auto"]
     assert pd.sum() > 40 and np.array_equal(pd, cd)
     assert np.array_equal(pr, cr) and np.array_equal(po, co)
+
+
+def test_the_roll_outs_first_cards_are_argsorts():
+    # equity_by_hole's random deals: the core's selection of the k smallest draws of each row
+    # must be NumPy's argsort (the same deals as before, so the same decisions).
+    from envs import _stud_core
+
+    rng = np.random.default_rng(0)
+    for p, k in [(45, 8), (40, 0), (10, 10), (49, 3), (1, 1)]:
+        u = rng.random((200, p))
+        assert np.array_equal(_stud_core.smallest_k(u, k), np.argsort(u, axis=1)[:, :k]), (p, k)
+    with pytest.raises(ValueError, match="0 <= k <= p"):
+        _stud_core.smallest_k(np.zeros((2, 3)), 4)

@@ -72,6 +72,25 @@ static std::vector<double> showdown_shares(const std::vector<int>& mine, const s
 
 }  // namespace stud
 
+// The column indices of the k smallest values of each row of `u` (rows x p, row-major), in
+// increasing order of value, into out (rows x k): numpy's argsort(u, axis=1)[:, :k] when a row's
+// values are distinct (random doubles are), by k passes of selection instead of a sort. Local
+// best response's random deals: the cards of `unseen` at these places (arena/lbr.equity_by_hole).
+static void smallest_k(const double* u, std::ptrdiff_t rows, std::ptrdiff_t p, int k, int64_t* out) {
+  std::vector<char> taken(p);
+  for (std::ptrdiff_t i = 0; i < rows; ++i) {
+    const double* row = u + i * p;
+    std::fill(taken.begin(), taken.end(), 0);
+    for (int j = 0; j < k; ++j) {
+      std::ptrdiff_t best = -1;
+      for (std::ptrdiff_t c = 0; c < p; ++c)
+        if (!taken[c] && (best < 0 || row[c] < row[best])) best = c;
+      taken[best] = 1;
+      out[i * k + j] = best;
+    }
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 // The target's policy over its range: arena/lbr.py's _TargetPolicy for a ppo model with a plain
 // MLP actor (agents/trained.py NumpyActor), in one call for many spots. A spot is a hand (a
