@@ -19,7 +19,11 @@ raise by their value *if both sides only check or call from there on*:
   target's fold probability to that raise over the range (its policy in the spot after the
   raise) and ``wp'`` is ``wp`` against the range that does not fold.
 
-The best of these is played (ties: the lowest id). LBR is a legal strategy, so what it wins in a
+The best of these is played (ties: the lowest id). For a ``ppo`` target with a plain MLP actor
+the compiled core computes its policy over the range (:class:`CoreTargetPolicy`,
+``engine="auto"`` or ``"core"``; docs/core.md, "Local best response in the core"): the same
+decisions as the Python reference (``engine="python"``), several times faster, and
+:class:`BatchedLBR` plays every hand slot of the batched training env at once. LBR is a legal strategy, so what it wins in a
 duplicate match against the target (``arena.match.play_match``: both seats, luck correction
 available) is a lower bound on the target's exploitability, with a 95% interval.
 

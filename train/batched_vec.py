@@ -40,9 +40,14 @@ slots at once:
 ``agents.trained.PPOAgent``    one forward pass over every slot where it acts
                                (``PPOAgent.choose_batch``), on the core's observation of that
                                seat; its observation pieces must be this env's
+``arena.lbr.LBRAgent``         with a target the core runs (``LBRAgent.uses_core``: a ``ppo``
+                               model with a plain MLP actor): ``arena.lbr.BatchedLBR``, every
+                               slot at once, the learner's actions' likelihoods kept as they are
+                               played; the same decisions as the hand-by-hand copy below
 ============================== ================================================================
 
-Any other ``agents.base.Agent`` (``arena.lbr.LBRAgent``, ``cfr``, ``br``, subclasses of the
+Any other ``agents.base.Agent`` (``arena.lbr.LBRAgent`` with ``engine="python"`` or another
+target, ``cfr``, ``br``, subclasses of the
 agents above...) plays hand by hand at Python speed, on a reference ``Game`` of the hand built
 when it is first to act (the core's deck, button and stacks, then the hand's actions so far,
 which the env logs) and kept up to date until the hand ends, with its own copy of the agent
