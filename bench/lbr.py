@@ -10,8 +10,9 @@ cost per decision: one replay of the hand, the target's policy for every card of
 each of its new decisions and in the spot after each bet or raise LBR considers, and the equity
 against every card once per street (``--samples`` roll-outs before the last street, exact on it).
 
-``--engines`` runs the match once per engine of ``LBRAgent`` (``arena.lbr.ENGINES``), in the same
-process one after the other, on the same deals: ``python``, the target's policy from a replayed
+``--engines`` (default: python auto) runs the match once per engine of ``LBRAgent``
+(``arena.lbr.ENGINES``), in the same process one after the other, on the same deals:
+``python``, the target's policy from a replayed
 ``Game`` and one NumPy pass over the range (the reference); ``core``, the candidates' observations
 encoded and the network run by the compiled core (``src/arena/lbr.h``) on a core copy of the hand.
 Both play the same decisions (the last line says whether they did, decision for decision).
@@ -37,8 +38,8 @@ def main(argv=None) -> None:
     p.add_argument("--target", default=None, help="another target spec (default: the model, else tag)")
     p.add_argument("--hands", type=int, default=1000)
     p.add_argument("--samples", type=int, default=200, help="LBR's roll-outs per street")
-    p.add_argument("--engines", nargs="+", default=["python", "core"], choices=ENGINES,
-                   help="LBRAgent engines to time, in this order (default: python core)")
+    p.add_argument("--engines", nargs="+", default=["python", "auto"], choices=ENGINES,
+                   help="LBRAgent engines to time, in this order (default: python auto; auto is the core for a ppo model)")
     p.add_argument("--clock", choices=sorted(CLOCKS), default="wall")
     p.add_argument("--quick", action="store_true", help="100 hands against tag, no model")
     args = p.parse_args(argv)
