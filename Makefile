@@ -1,5 +1,5 @@
 # Stud Arena: set up the virtualenv, run the tests, the benchmarks and training.
-#   make test                 build .venv if needed, then run pytest
+#   make test                 build .venv if needed, then run ruff check and pytest
 #   make test TORCH=torch     same, but let pip pick the torch build
 #   make bench                install the benchmarks' extras (.[bench]) if needed, run every bench/*.py
 #   make bench QUICK=1        the same with each script's --quick options (a smoke run, not numbers)
@@ -43,6 +43,7 @@ $(BENCH_STAMP): $(STAMP) pyproject.toml
 	@touch $@
 
 test: setup
+	$(PYTHON) -m ruff check .
 	$(PYTHON) -m pytest
 
 bench: $(BENCH_STAMP)

@@ -17,6 +17,25 @@ observation encoder) may also define ``act_game(game, seat, action_mask)``; harn
 training env share), which prefers ``act_game`` when an agent has it. Such an agent must only
 read what ``seat`` may see; ``tests/test_agents.py`` checks every registered agent for that.
 
+**Capabilities.** The arena and the training env never ask an agent what class it is; they ask
+what it can do (docs/architecture.md "Capabilities"), through these members of :class:`Agent`,
+each "cannot" by default:
+
+- :meth:`Agent.batched`: a form that decides for many hand slots of the compiled core at once
+  (the batched training env's opponents); without one an agent plays hand by hand there;
+- :meth:`Agent.blind_policy`: its policy when it depends on the legal ids alone (local best
+  response learns nothing from its actions; the exact solver writes it from the legal ids);
+- :attr:`Agent.observation_features`: it decides from the observation vector of
+  ``envs.observation`` with these optional pieces (a trained network: local best response asks
+  it for every candidate card in one pass, the training env writes that seat's observation);
+- :meth:`Agent.strategy_table`: a stored strategy of the exact solver's tree;
+- :meth:`Agent.share_estimator`: a policy computed from the distribution of an equity estimate
+  (the exact solver computes it once per card situation).
+
+A capability that rests on how a class decides (its compiled port, the shape of its policy)
+belongs to that class, not to its subclasses, which may decide otherwise: such methods answer
+"cannot" for a subclass unless it defines its own.
+
 >>> from envs.engine.game import Game
 >>> class AlwaysCall(Agent):
 ...     def act(self, view, action_mask):
@@ -29,13 +48,29 @@ read what ``seat`` may see; ``tests/test_agents.py`` checks every registered age
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from typing import Any, Protocol
 
 import numpy as np
 
 from envs.actions import CHECK_CALL, FIRST_BET, FOLD, choose_action
 from envs.engine.game import ACTION_KINDS, Game, PlayerView
 
-__all__ = ["Agent", "choose_action", "legal_ids", "FOLD", "CHECK_CALL", "FIRST_BET"]
+__all__ = ["Agent", "BatchedPolicy", "choose_action", "legal_ids", "FOLD", "CHECK_CALL", "FIRST_BET"]
+
+
+class BatchedPolicy(Protocol):
+    """An agent's decisions for many hand slots of an ``envs.batched.BatchedGame`` at once
+    (:meth:`Agent.batched`; ``train/batched_vec.py`` plays its opponents through these)."""
+
+    observation_features: tuple[str, ...] | None
+    """The observation pieces it reads from ``game.observations`` (the env has the core write
+    the acting seat's row), or None: it reads none (the masks, or the core's own hands)."""
+
+    def act_slots(self, game: Any, slots: np.ndarray, *, rng: np.random.Generator,
+                  stream: np.random.Generator) -> np.ndarray:
+        """Action ids (int64) for the player to act in each of ``slots``. ``rng``: the env's
+        generator, for any random draws; ``stream``: a generator of this pool entry's own (the
+        equity agent's simulation keys), so that its draws do not shift the others'."""
 
 
 class Agent(ABC):
@@ -80,6 +115,35 @@ class Agent(ABC):
         are not known (the default). The luck correction (``arena/luck.py``) uses a known policy
         to take the agent's own coin flips out of tournament results; it must be exactly the
         distribution ``act`` draws from, or the correction is biased."""
+        return None
+
+    # ---- Capabilities (the module docstring): what arena/ and train/ may ask -----------------
+
+    observation_features: tuple[str, ...] | None = None
+    """The optional pieces (``envs.observation.FEATURES``) of the observation vector this agent
+    decides from (``()``: the plain layout), or None: it decides from the view (the default).
+    Such an agent also gives ``probabilities_with_ones`` and ``probabilities_with_values``
+    (its policy for many candidate face-down cards in one pass; ``agents.trained.PPOAgent``)."""
+
+    def batched(self, rules) -> BatchedPolicy | None:
+        """This agent's :class:`BatchedPolicy` for hands of ``rules``, the same decisions as
+        :meth:`act` for many hand slots at once, or None (the default): the batched training
+        env then plays it hand by hand on a reference copy of each hand."""
+        return None
+
+    def blind_policy(self, action_mask: np.ndarray) -> np.ndarray | None:
+        """The probabilities of :meth:`policy` in every spot with this mask, when they depend on
+        the legal ids alone (not on the cards, the board or the betting), or None (the default)."""
+        return None
+
+    def strategy_table(self, rules) -> Any | None:
+        """The strategy table this agent plays for ``rules`` (``agents.table.TableAgent``: per
+        node of the exact solver's tree, ``node_of``, ``arrays`` and ``probabilities``), or None."""
+        return None
+
+    def share_estimator(self) -> Any | None:
+        """An object whose ``deal_shares(view)`` and ``estimate_at_least_of(units)`` give this
+        agent's policy through ``agents.equity.decision_chances`` (the equity agent), or None."""
         return None
 
     def warm_up(self, rules) -> None:

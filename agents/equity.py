@@ -120,17 +120,26 @@ class EquityAgent(Agent):
         return decision_chances(action_mask, to_call=view.to_call, at_raise=at_least(raise_at),
                                 at_large=at_least(large_at), at_call=at_least(call_at))
 
-    def _estimate_at_least(self, view: PlayerView) -> Callable[[float], float]:
-        """``bar -> P(act's estimate >= bar)`` at ``view``: :meth:`_estimate_at_least_of` the
-        pot shares of ``POLICY_DEALS`` deals (every deal, once each, when there are no more)."""
-        return self._estimate_at_least_of(self._deal_shares(view))
+    def batched(self, rules: Rules) -> BatchedEquity | None:
+        """The core's port (:class:`BatchedEquity`) with these samples and bars; none for a subclass."""
+        return BatchedEquity.like(self) if type(self) is EquityAgent else None
 
-    def _deal_shares(self, view: PlayerView) -> np.ndarray:
+    def share_estimator(self) -> EquityAgent | None:
+        """This agent: its policy is :func:`decision_chances` of the distribution of its
+        estimate (:meth:`deal_shares`, :meth:`estimate_at_least_of`); none for a subclass."""
+        return self if type(self) is EquityAgent else None
+
+    def _estimate_at_least(self, view: PlayerView) -> Callable[[float], float]:
+        """``bar -> P(act's estimate >= bar)`` at ``view``: :meth:`estimate_at_least_of` the
+        pot shares of ``POLICY_DEALS`` deals (every deal, once each, when there are no more)."""
+        return self.estimate_at_least_of(self.deal_shares(view))
+
+    def deal_shares(self, view: PlayerView) -> np.ndarray:
         """The seat's pot share (in :data:`SHARE_UNITS`) in each of ``POLICY_DEALS`` random deals
         of the cards it cannot see, or in every deal, once each, when there are no more."""
         return share_units(view, max(POLICY_DEALS, self.samples), self.rng, max_exact=POLICY_DEALS)
 
-    def _estimate_at_least_of(self, units: np.ndarray) -> Callable[[float], float]:
+    def estimate_at_least_of(self, units: np.ndarray) -> Callable[[float], float]:
         """``bar -> P(act's estimate >= bar)`` when a deal's share (in whole
         :data:`SHARE_UNITS`) has the distribution of ``units``. The estimate is the mean share
         of ``samples`` deals; a deal's share takes a few values, and the sum of ``samples``
@@ -219,6 +228,12 @@ class BatchedEquity:
         player to act), the simulation of slot ``slots[k]`` keyed by ``keys[k]`` (ints in
         ``[0, KEY_LIMIT)``; a forced choice uses none)."""
         return self._core.act(game._core, *self._checked(slots, keys))
+
+    observation_features = None   # agents.base.BatchedPolicy: it reads the core's hands
+
+    def act_slots(self, game, slots, *, rng=None, stream: np.random.Generator) -> np.ndarray:
+        """:meth:`act` as an ``agents.base.BatchedPolicy``: one key per slot from ``stream``."""
+        return self.act(game, slots, stream.integers(KEY_LIMIT, size=len(slots)))
 
     def estimates(self, game, slots, keys) -> np.ndarray:
         """The equity (float64) :meth:`act` compares with its bars in each of ``slots``: the

@@ -40,8 +40,8 @@ from envs.engine.game import PlayerView
 from envs.engine.hands import Category, HandValue
 from envs.engine.rules import Betting, Rules, low_chicago_key, rules_evaluator
 
-__all__ = ["RandomAgent", "CallAgent", "RaiseAgent", "TagAgent", "BatchedTag", "hand_value", "draw_gap",
-           "TAG_THRESHOLDS", "pick_bet"]
+__all__ = ["RandomAgent", "CallAgent", "RaiseAgent", "TagAgent", "BatchedTag", "BatchedRandom", "BatchedCall",
+           "BatchedRaise", "hand_value", "draw_gap", "TAG_THRESHOLDS", "pick_bet"]
 
 
 class RandomAgent(Agent):
@@ -55,8 +55,18 @@ class RandomAgent(Agent):
 
     def policy(self, view: PlayerView, action_mask: np.ndarray) -> np.ndarray:
         """Uniform over the legal ids: what :meth:`act` draws from."""
+        return self._uniform(action_mask)
+
+    @staticmethod
+    def _uniform(action_mask: np.ndarray) -> np.ndarray:
         legal = np.asarray(action_mask) != 0
         return legal / legal.sum()
+
+    def blind_policy(self, action_mask: np.ndarray) -> np.ndarray | None:
+        return self._uniform(action_mask) if type(self) is RandomAgent else None
+
+    def batched(self, rules: Rules) -> BatchedRandom | None:
+        return BatchedRandom() if type(self) is RandomAgent else None
 
 
 class CallAgent(Agent):
@@ -69,16 +79,65 @@ class CallAgent(Agent):
         """A one-hot on :meth:`act`'s choice (for exact best responses)."""
         return _one_hot(self.act(view, action_mask), action_mask)
 
+    def blind_policy(self, action_mask: np.ndarray) -> np.ndarray | None:
+        return _one_hot(CHECK_CALL, action_mask) if type(self) is CallAgent else None
+
+    def batched(self, rules: Rules) -> BatchedCall | None:
+        return BatchedCall() if type(self) is CallAgent else None
+
 
 class RaiseAgent(Agent):
     """Maniac: bets or raises (smallest size) whenever it may, else checks or calls."""
 
     def act(self, view: PlayerView, action_mask: np.ndarray) -> int:
+        return self._choice(action_mask)
+
+    @staticmethod
+    def _choice(action_mask: np.ndarray) -> int:
         return FIRST_BET if len(action_mask) > FIRST_BET and action_mask[FIRST_BET] else CHECK_CALL
 
     def policy(self, view: PlayerView, action_mask: np.ndarray) -> np.ndarray:
         """A one-hot on :meth:`act`'s choice (for exact best responses)."""
         return _one_hot(self.act(view, action_mask), action_mask)
+
+    def blind_policy(self, action_mask: np.ndarray) -> np.ndarray | None:
+        return _one_hot(self._choice(action_mask), action_mask) if type(self) is RaiseAgent else None
+
+    def batched(self, rules: Rules) -> BatchedRaise | None:
+        return BatchedRaise() if type(self) is RaiseAgent else None
+
+
+class BatchedRandom:
+    """:class:`RandomAgent` for many hand slots of an ``envs.batched.BatchedGame`` at once
+    (``agents.base.BatchedPolicy``): uniform over each slot's legal ids, one ``rng`` draw each."""
+
+    observation_features = None
+
+    def act_slots(self, game, slots, *, rng: np.random.Generator, stream=None) -> np.ndarray:
+        legal = game.action_mask[slots].astype(bool)
+        nth = (rng.random(len(slots)) * legal.sum(axis=1)).astype(np.int64)
+        return (np.cumsum(legal, axis=1) <= nth[:, None]).sum(axis=1)
+
+
+class BatchedCall:
+    """:class:`CallAgent` for many hand slots at once: check or call."""
+
+    observation_features = None
+
+    def act_slots(self, game, slots, *, rng=None, stream=None) -> np.ndarray:
+        return np.full(len(slots), CHECK_CALL, dtype=np.int64)
+
+
+class BatchedRaise:
+    """:class:`RaiseAgent` for many hand slots at once: the smallest bet or raise when offered,
+    else check or call."""
+
+    observation_features = None
+
+    def act_slots(self, game, slots, *, rng=None, stream=None) -> np.ndarray:
+        if game.num_actions > FIRST_BET:
+            return np.where(game.action_mask[slots, FIRST_BET] != 0, FIRST_BET, CHECK_CALL)
+        return np.full(len(slots), CHECK_CALL, dtype=np.int64)
 
 
 def _one_hot(action: int, action_mask: np.ndarray) -> np.ndarray:
@@ -246,6 +305,12 @@ class TagAgent(Agent):
         """A one-hot on :meth:`act`'s choice (for exact best responses)."""
         return _one_hot(self.act(view, action_mask), action_mask)
 
+    def batched(self, rules: Rules) -> BatchedTag | None:
+        """The core's port (:class:`BatchedTag`) with these bars; none for a subclass."""
+        if type(self) is not TagAgent:
+            return None
+        return BatchedTag(rules, raise_shift=self.raise_shift, call_shift=self.call_shift)
+
 
 class BatchedTag:
     """:meth:`TagAgent.act` for many hands of an ``envs.batched.BatchedGame`` at once: the
@@ -275,6 +340,12 @@ class BatchedTag:
             ace_low=rules.ace_low_four_straight or not rules.canadian_hands,
             large=rules.betting != Betting.FIXED_LIMIT)
 
+    observation_features = None   # agents.base.BatchedPolicy: it reads the core's hands
+
     def act(self, game, slots) -> np.ndarray:
         """Tag's action id (int64) in each of ``slots`` of ``game``, hands with a player to act."""
         return self._core.act(game._core, np.asarray(slots, dtype=np.int64))
+
+    def act_slots(self, game, slots, *, rng=None, stream=None) -> np.ndarray:
+        """:meth:`act` as an ``agents.base.BatchedPolicy`` (tag draws nothing)."""
+        return self.act(game, slots)

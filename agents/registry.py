@@ -8,7 +8,11 @@ spec                           agent
 ``raise``                      maniac: bets or raises whenever it may
 ``tag``                        tight-aggressive rules on made hands and draws
 ``equity:samples=300``         Monte-Carlo equity vs pot odds (``raise_edge``, ``call_margin``)
-``ppo:PATH``                   a MaskablePPO checkpoint (``ppo:PATH,deterministic=false``)
+``ppo:PATH``                   a trained policy: an agent file (``.safetensors``), a run folder or
+                               an SB3 zip, loaded without unpickling (``deterministic=false``)
+``champion:GAME``              the shipped champion of a game (``agents/champions/``): ``soko``
+                               (the default), ``soko_6max``, ``follow_the_bitch``,
+                               ``follow_the_bitch_low_chicago``
 ``cfr:PATH``                   a CFR+ average strategy saved by ``arena/exact.py`` (soko_mini)
 ``br:PATH``                    an exact best response saved by ``python -m arena.exploit``
 =============================  ==============================================================
@@ -31,10 +35,10 @@ in one line before any hand is dealt.
 
 >>> make_agent("equity:samples=50").samples
 50
->>> make_agent("tight")
+>>> make_agent("tight")  # doctest: +ELLIPSIS
 Traceback (most recent call last):
 ...
-ValueError: unknown agent 'tight'; valid agents: random, call, raise, tag, equity, ppo, cfr, br (e.g. random, call, raise, tag, equity:samples=300, ppo:runs/<run>/final_model.zip)
+ValueError: unknown agent 'tight'; valid agents: random, call, raise, tag, equity, ppo, champion, cfr, br (e.g. ...)
 >>> make_agent("equity:sample=5")
 Traceback (most recent call last):
 ...
@@ -44,19 +48,16 @@ ValueError: unknown option 'sample' for agent 'equity'; valid options: samples (
 from __future__ import annotations
 
 import inspect
-import json
-import zipfile
 from pathlib import Path
 from typing import Any, Callable
 
+from agents.agent_file import FINAL_AGENT, FINAL_MODEL, resolve_model
 from agents.base import Agent
 from agents.equity import EquityAgent
 from agents.heuristic import CallAgent, RaiseAgent, RandomAgent, TagAgent
 
-__all__ = ["AGENTS", "make_agent", "parse_spec", "check_spec", "describe_agents", "display_name",
-           "canonical_spec", "resolve_checkpoint", "FINAL_MODEL"]
-
-FINAL_MODEL = "final_model.zip"   # what train/ppo.py leaves in a run folder
+__all__ = ["AGENTS", "CHAMPIONS", "make_agent", "parse_spec", "check_spec", "describe_agents", "display_name",
+           "canonical_spec", "champion_path", "champion_for", "bind_spec", "shipped_champions"]
 
 
 def _ppo_factory(**options) -> Agent:
@@ -64,8 +65,64 @@ def _ppo_factory(**options) -> Agent:
     return PPOAgent(**options)
 
 
-def _ppo_signature(*, path: str = "", deterministic: bool = True) -> None:
-    """The options of ``ppo:``; kept here so parsing a spec never imports torch."""
+def _ppo_signature(*, path: str = "", deterministic: bool = True, trust_pickled_code: bool = False) -> None:
+    """The options of ``ppo:``; kept here so parsing a spec never imports torch.
+    ``trust_pickled_code=true`` loads an SB3 zip through ``MaskablePPO.load``, which runs code
+    from the file: only for files you made yourself."""
+
+
+CHAMPIONS_DIR = Path(__file__).resolve().parent / "champions"
+CHAMPIONS = {
+    "soko": "heads-up Soko",
+    "soko_6max": "Soko at six seats",
+    "follow_the_bitch": "heads-up Follow the Bitch",
+    "follow_the_bitch_low_chicago": "heads-up Follow the Bitch with Low Chicago",
+}
+"""The shipped champions: ``agents/champions/<name>.safetensors`` (see docs/agents.md)."""
+
+
+def shipped_champions() -> list[str]:
+    """The champions whose agent files are installed (all of :data:`CHAMPIONS` on a full checkout)."""
+    return [game for game in CHAMPIONS if (CHAMPIONS_DIR / f"{game}.safetensors").is_file()]
+
+
+def champion_path(game: str) -> Path:
+    """The agent file of a shipped champion; a one-line ValueError for an unknown or missing one."""
+    if game not in CHAMPIONS:
+        raise ValueError(f"no champion for {game!r}; champions: {', '.join(CHAMPIONS)}")
+    path = CHAMPIONS_DIR / f"{game}.safetensors"
+    if not path.is_file():
+        raise ValueError(f"champion:{game} is not installed ({path} is missing)")
+    return path
+
+
+def champion_for(rules, players: int = 2) -> str | None:
+    """The champion spec of a game (``champion:soko_6max`` for Soko at more than two seats), or
+    None when none ships for it."""
+    from agents.agent_file import model_info
+
+    for game in ((f"{rules.name}_6max", rules.name) if players > 2 else (rules.name,)):
+        if game in CHAMPIONS and (CHAMPIONS_DIR / f"{game}.safetensors").is_file():
+            try:
+                if model_info(CHAMPIONS_DIR / f"{game}.safetensors").rules == rules:
+                    return f"champion:{game}"
+            except ValueError:
+                return None
+    return None
+
+
+def bind_spec(spec, rules, players: int = 2):
+    """A bare ``champion`` made the champion of the game being played (``champion:GAME``),
+    where one ships; any other spec unchanged. Harnesses that know the game call it."""
+    if isinstance(spec, str) and spec.strip() == "champion":
+        return champion_for(rules, players) or spec
+    return spec
+
+
+def _champion_factory(*, game: str = "soko", deterministic: bool = True) -> Agent:
+    from agents.trained import PPOAgent
+
+    return PPOAgent(path=str(champion_path(game)), deterministic=deterministic)
 
 
 def _cfr_factory(**options) -> Agent:
@@ -89,12 +146,15 @@ AGENTS: dict[str, tuple[Callable[..., Agent], Callable, str | None, str]] = {
     "raise": (RaiseAgent, RaiseAgent, None, "maniac: bets or raises whenever it may"),
     "tag": (TagAgent, TagAgent, None, "tight-aggressive rules on made hands and draws"),
     "equity": (EquityAgent, EquityAgent, None, "Monte-Carlo equity against pot odds"),
-    "ppo": (_ppo_factory, _ppo_signature, "path", "a MaskablePPO checkpoint"),
+    "ppo": (_ppo_factory, _ppo_signature, "path",
+            "a trained policy: agent file (.safetensors), run folder or SB3 zip, never unpickled"),
+    "champion": (_champion_factory, _champion_factory, "game",
+                 f"a shipped champion ({', '.join(CHAMPIONS)}; soko by default)"),
     "cfr": (_cfr_factory, _table_signature, "path", "a CFR+ average strategy (arena/exact.py, soko_mini)"),
     "br": (_br_factory, _table_signature, "path",
            "an exact best response (python -m arena.exploit --method exact writes it)"),
 }
-_EXAMPLES = "random, call, raise, tag, equity:samples=300, ppo:runs/<run>/final_model.zip"
+_EXAMPLES = "random, call, raise, tag, equity:samples=300, champion, ppo:runs/<run>"
 
 
 def _options(name: str) -> dict[str, Any]:
@@ -188,88 +248,15 @@ def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
     return name, options
 
 
-def resolve_checkpoint(path: str | Path) -> Path:
-    """The model file a ``ppo`` path names: the file itself, the same with ``.zip`` added (as
-    SB3 does), or a run folder's ``final_model.zip``. A ValueError of one line says what is
-    missing."""
-    path = Path(path)
-    if path.is_dir():
-        final = path / FINAL_MODEL
-        if final.is_file():
-            return final
-        ckpts = sorted(p.name for p in (path / "checkpoints").glob("*.zip")) if (path / "checkpoints").is_dir() else []
-        hint = (f" (training has not finished; its checkpoints: {path / 'checkpoints'}/{ckpts[-1]}, ...)"
-                if ckpts else "")
-        raise ValueError(f"{path} is a folder without {FINAL_MODEL}{hint}")
-    if path.is_file():
-        return path
-    if path.suffix != ".zip" and path.with_suffix(path.suffix + ".zip").is_file():
-        return path.with_suffix(path.suffix + ".zip")
-    raise ValueError(f"no checkpoint at {path}: no such file or folder")
-
-
-def _model_sizes(path: Path) -> tuple[int, int, tuple[str, ...]]:
-    """(observation size, number of actions, optional observation pieces) of an SB3 model file,
-    read from the zip's JSON ``data`` entry (no torch); a ValueError when the file is not such a
-    model."""
-    try:
-        with zipfile.ZipFile(path) as z:
-            names = set(z.namelist())
-            if "data" not in names or "policy.pth" not in names:
-                raise ValueError(f"{path} is a zip file but not a Stable-Baselines3 model (no data and policy.pth)")
-            data = json.loads(z.read("data"))
-    except zipfile.BadZipFile:
-        raise ValueError(f"{path} is not a model: not a zip file (expected a MaskablePPO .zip)") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ValueError(f"{path} is not a readable model: {exc}") from None
-    try:
-        obs = data["observation_space"]["_shape"]
-        actions = int(data["action_space"]["n"])
-        (size,) = obs
-    except (KeyError, TypeError, ValueError):
-        raise ValueError(f"{path} is not a model of this project: its spaces are not a flat observation "
-                         f"and a discrete action") from None
-    from envs.observation import check_features
-
-    try:
-        features = check_features(data.get("observation_features") or ())
-    except (ValueError, TypeError) as exc:
-        raise ValueError(f"{path}: {exc}") from None
-    return int(size), actions, features
-
-
-def _rules_label(rules) -> str:
-    """``follow_the_bitch`` or ``follow_the_bitch (low_chicago=true)``: a preset and what differs."""
-    import dataclasses
-
-    from envs.engine.rules import RULES
-
-    base = RULES.get(rules.name)
-    if base is None or base == rules:
-        return rules.name
-    diff = [f"{f.name}={str(getattr(rules, f.name)).lower() if isinstance(getattr(rules, f.name), bool) else getattr(rules, f.name)}"
-            for f in dataclasses.fields(rules) if f.name != "name" and getattr(rules, f.name) != getattr(base, f.name)]
-    return f"{rules.name} ({', '.join(diff)})"
-
-
-def _trained_for(path: Path, obs_size: int, features: tuple[str, ...] = ()) -> str:
-    """What a model was trained for: the run's ``config.yaml`` (next to ``final_model.zip``, or
-    one folder up from ``checkpoints/``), else the presets whose observations have its size."""
-    from envs.engine.rules import RULES, get_rules
+def _trained_for(info) -> str:
+    """What a model was trained for: its header's or its run's rules, else the presets whose
+    observations have its size."""
+    from envs.engine.rules import RULES, rules_label
     from envs.observation import build_layout
 
-    for folder in (path.parent, path.parent.parent):
-        config = folder / "config.yaml"
-        if config.is_file():
-            try:
-                import yaml
-
-                env = (yaml.safe_load(config.read_text()) or {}).get("env", {})
-                overrides = {k: tuple(v) if isinstance(v, list) else v for k, v in (env.get("rules") or {}).items()}
-                return _rules_label(get_rules(env["game"], **overrides))
-            except Exception:  # an unreadable config: fall back on the sizes
-                break
-    games = [name for name in RULES if build_layout(name, features).size == obs_size]
+    if info.rules is not None:
+        return rules_label(info.rules)
+    games = [name for name in RULES if build_layout(name, info.features).size == info.obs_size]
     return " or ".join(games) if games else "another game"
 
 
@@ -277,25 +264,41 @@ def check_spec(spec: str, rules=None) -> None:
     """Raise a one-line ValueError if ``spec`` cannot make an agent: a bad name or option, or a
     ``ppo`` path that is missing, a folder without ``final_model.zip``, not a model, or (given
     ``rules``, the game to be played) a model whose observation or action sizes are another
-    game's. Loads nothing: reads the model zip's ``data`` entry only."""
+    game's. An agent file is checked whole (its tensors' hash, its layout hash, its game:
+    ``agents.agent_file.check_model``); of a zip only the ``data`` entry is read. No network is
+    built."""
     name, options = parse_spec(spec)
-    if name == "ppo":
+    if name == "champion":
         try:
-            path = resolve_checkpoint(options["path"])
-            obs_size, actions, features = _model_sizes(path)
+            path = champion_path(options.get("game", "soko"))
+        except ValueError as exc:
+            raise ValueError(f"agent {spec.strip()!r}: {exc}") from None
+        try:
+            check_spec(f"ppo:{path}", rules)
+        except ValueError as exc:
+            better = champion_for(rules) if rules is not None else None
+            hint = f" (for this game: {better})" if better else " (no champion ships for this game)"
+            raise ValueError(f"agent {spec.strip()!r}: {str(exc).partition(': ')[2]}{hint}") from None
+        return
+    if name == "ppo":
+        from agents.agent_file import check_model
+
+        try:
+            info = check_model(options["path"], rules)
         except ValueError as exc:
             raise ValueError(f"agent {spec.strip()!r}: {exc}") from None
         if rules is not None:
             from envs.actions import num_actions
+            from envs.engine.rules import rules_label
             from envs.observation import build_layout
 
-            want_obs, want_actions = build_layout(rules, features).size, num_actions(rules)
-            if (obs_size, actions) != (want_obs, want_actions):
-                what = (f"observation {obs_size}; this tournament plays {_rules_label(rules)}, {want_obs}"
-                        if obs_size != want_obs else
-                        f"{actions} actions; this tournament plays {_rules_label(rules)}, {want_actions}")
-                raise ValueError(f"agent {spec.strip()!r}: {path} was trained for "
-                                 f"{_trained_for(path, obs_size, features)}, {what}")
+            want_obs, want_actions = build_layout(rules, info.features).size, num_actions(rules)
+            if (info.obs_size, info.n_actions) != (want_obs, want_actions):
+                what = (f"observation {info.obs_size}; this tournament plays {rules_label(rules)}, {want_obs}"
+                        if info.obs_size != want_obs else
+                        f"{info.n_actions} actions; this tournament plays {rules_label(rules)}, {want_actions}")
+                raise ValueError(f"agent {spec.strip()!r}: {info.path} was trained for "
+                                 f"{_trained_for(info)}, {what}")
     elif name in ("cfr", "br"):
         from agents.table import load_table
 
@@ -303,11 +306,11 @@ def check_spec(spec: str, rules=None) -> None:
             meta, _ = load_table(options["path"])
         except ValueError as exc:
             raise ValueError(f"agent {spec.strip()!r}: {exc}") from None
-        from envs.engine.rules import get_rules
+        from envs.engine.rules import get_rules, rules_label
 
         if rules is not None and get_rules(meta["game"], **meta["rules"]) != rules:
             raise ValueError(f"agent {spec.strip()!r}: {options['path']} plays {meta['game']} "
-                             f"{meta['rules'] or ''}; this tournament plays {_rules_label(rules)}".replace("  ", " "))
+                             f"{meta['rules'] or ''}; this tournament plays {rules_label(rules)}".replace("  ", " "))
     else:
         options.pop("name", None)
         if options:
@@ -330,13 +333,17 @@ def display_name(spec) -> str:
     name, options = parse_spec(spec)
     if "name" in options:
         return options["name"]
+    if name == "champion":
+        return "champion" if options.get("game", "soko") == "soko" else f"champion:{options['game']}"
     if name != "ppo":
         return spec.strip()
     path = Path(options["path"])
-    if path.is_dir() or path.name == FINAL_MODEL:
+    if path.is_dir() or path.name in (FINAL_MODEL, FINAL_AGENT):
         folder = path if path.is_dir() else path.parent
         return folder.resolve().name if folder.name in ("", ".", "..") else folder.name
-    stem = path.name[:-4] if path.name.endswith(".zip") else path.name
+    stem = path.name
+    for suffix in (".zip", ".safetensors"):
+        stem = stem[:-len(suffix)] if stem.endswith(suffix) else stem
     if path.parent.name in ("checkpoints", "snapshots"):
         return f"{path.parent.parent.name}/{stem}"
     return stem
@@ -354,7 +361,7 @@ def canonical_spec(spec: str) -> str:
     options.pop("name", None)
     if name == "ppo":
         try:
-            options["path"] = str(resolve_checkpoint(options["path"]).resolve())
+            options["path"] = str(resolve_model(options["path"]).resolve())
         except ValueError:
             options["path"] = str(Path(options["path"]).resolve())
     defaults = _options(name)

@@ -100,6 +100,10 @@ class TableAgent(Agent):
         self.probabilities = meta["kind"] == "probabilities"
         self.randomises = self.probabilities
 
+    def strategy_table(self, rules: Rules) -> TableAgent | None:
+        """This agent, when its table is of ``rules`` (``agents.base.Agent.strategy_table``)."""
+        return self if rules == self.rules else None
+
     def _entry(self, view: PlayerView) -> tuple[int, np.ndarray]:
         if view.rules != self.rules or view.num_players != 2:
             raise ValueError(f"{self.path} plays heads-up {self.meta['game']} "

@@ -1,13 +1,15 @@
-"""Trained policies as agents: ``ppo:PATH`` loads a MaskablePPO checkpoint (sb3-contrib).
+"""Trained policies as agents: ``ppo:PATH`` loads an agent file or a MaskablePPO checkpoint.
 
 :class:`PPOAgent` is the one way a trained model plays, wherever it sits: in tournaments
 (``ppo:`` specs), in the training evaluation, and as a training opponent (``ppo:`` baselines
 and the learner's own snapshots, ``train/opponents.py``).
 
-``PATH`` is a model ``.zip`` (the suffix may be left out, as SB3 allows), a training run
-folder, whose ``final_model.zip`` is loaded, or a snapshot ``runs/<run>/snapshots/*.zip`` (the
-same kind of file): ``agents.registry.resolve_checkpoint`` finds it. A model still in memory
-(the learner being snapshotted) becomes an agent with :meth:`PPOAgent.from_model`.
+``PATH`` is an agent file (``.safetensors``), a model ``.zip`` (either suffix may be left
+out), a training run folder (its ``final_model.safetensors``, else ``final_model.zip``) or a
+snapshot ``runs/<run>/snapshots/*``: ``agents.agent_file`` finds it and loads it without
+unpickling anything (``trust_pickled_code=true`` loads a zip through ``MaskablePPO.load``,
+which runs code from the file). A model still in memory (the learner being snapshotted)
+becomes an agent with :meth:`PPOAgent.from_model`.
 
 **Input.** The policy's input is the env's observation vector, so the agent encodes the game
 with ``envs.observation.ObservationEncoder``, the encoder the training env uses, with the optional
@@ -40,17 +42,17 @@ weights when pickled to worker processes.
 
 from __future__ import annotations
 
-import contextlib
 from pathlib import Path
 
 import numpy as np
 
+from agents.agent_file import global_generators_kept, load_policy
 from agents.base import Agent, game_from_view
 from envs.engine.game import Game, PlayerView
 
-__all__ = ["PPOAgent", "NumpyActor", "TorchActor", "actor_of", "model_features"]
+__all__ = ["PPOAgent", "NumpyActor", "TorchActor", "actor_of", "model_features", "limit_blas_threads"]
 
-_ACTIVATIONS = {
+ACTIVATIONS = {
     "Tanh": np.tanh,
     "ReLU": lambda x: np.maximum(x, 0.0),
 }
@@ -70,7 +72,7 @@ class NumpyActor:
         for w, b, activation in self.layers:
             x = w @ x + b
             if activation is not None:
-                x = _ACTIVATIONS[activation](x)
+                x = ACTIVATIONS[activation](x)
         return x
 
     def logits_batch(self, observations: np.ndarray) -> np.ndarray:
@@ -102,11 +104,11 @@ class NumpyActor:
         """The rest of the forward pass of rows ``x`` that went through the first linear layer."""
         activation = self.layers[0][2]
         if activation is not None:
-            x = _ACTIVATIONS[activation](x)
+            x = ACTIVATIONS[activation](x)
         for (_, b, activation), wT in zip(self.layers[1:], self._transposed[1:]):
             x = x @ wT + b
             if activation is not None:
-                x = _ACTIVATIONS[activation](x)
+                x = ACTIVATIONS[activation](x)
         return x
 
 
@@ -156,6 +158,18 @@ class TorchActor:
             return self.policy.get_distribution(obs).distribution.logits.cpu().numpy()
 
 
+def limit_blas_threads(threads: int = 1):
+    """Keep NumPy's BLAS (OpenBLAS) to ``threads`` threads for the rest of the process; returns
+    threadpoolctl's limiter (``restore_original_limits()`` undoes it). The NumPy forward passes
+    here multiply small matrices, which BLAS threads do not speed up; on a busy machine its
+    spinning threads make them several times slower (``bench/lbr.py`` at load 3-5: 24-34 hands/s
+    with one thread, 7-11 with two; docs/results.md). The training, tournament and exploit
+    commands call it."""
+    from threadpoolctl import threadpool_limits
+
+    return threadpool_limits(limits=max(1, int(threads)), user_api="blas")
+
+
 def _numpy_layers(policy) -> list[tuple[np.ndarray, np.ndarray, str | None]] | None:
     """The actor's (weight, bias, activation) layers if ``policy`` is a plain MLP policy whose
     NumPy forward pass is exactly its torch one; None otherwise."""
@@ -185,29 +199,10 @@ def _numpy_layers(policy) -> list[tuple[np.ndarray, np.ndarray, str | None]] | N
     return layers
 
 
-@contextlib.contextmanager
-def _global_generators_kept():
-    """Loading a checkpoint re-seeds Python's, NumPy's and torch's global generators with the
-    seed saved in it (sb3's ``_setup_model``). A training run draws its minibatch shuffles and
-    its actions from those, so loading an opponent or an evaluation's agent mid-run would change
-    what the run learns: the states are put back as they were."""
-    import random
-
-    import torch
-
-    states = random.getstate(), np.random.get_state(), torch.get_rng_state()
-    try:
-        yield
-    finally:
-        random.setstate(states[0])
-        np.random.set_state(states[1])
-        torch.set_rng_state(states[2])
-
-
 def _frozen_copy(policy):
     """A copy of a policy's network and weights for play (not its optimizer, whose state a deep
     copy cannot take mid-training), built without touching the global generators."""
-    with _global_generators_kept():
+    with global_generators_kept():
         frozen = type(policy)(**policy._get_constructor_parameters())
     frozen.load_state_dict(policy.state_dict())
     frozen.set_training_mode(False)
@@ -235,12 +230,13 @@ class PPOAgent(Agent):
     # whose decision terms are zero); kept so its tournament numbers stay the same.
     randomises = True
 
-    def __init__(self, *, path: str = "", deterministic: bool = True) -> None:
+    def __init__(self, *, path: str = "", deterministic: bool = True, trust_pickled_code: bool = False) -> None:
         super().__init__()
         if not path:
-            raise ValueError("ppo needs a checkpoint path: ppo:runs/<run>/final_model.zip")
+            raise ValueError("ppo needs a model path: ppo:runs/<run> or ppo:FILE.safetensors")
         self.path = Path(path)
         self.deterministic = deterministic
+        self.trust_pickled_code = trust_pickled_code
         self._actor: NumpyActor | TorchActor | None = None
         self._features: tuple[str, ...] = ()
         self._encoders: dict = {}
@@ -259,7 +255,8 @@ class PPOAgent(Agent):
     def clone(self, *, name: str | None = None) -> PPOAgent:
         """Another agent playing the same (shared, read-only) network, with its own generator and
         encoders: one per training env, so each re-seeds and encodes its own hands."""
-        other = type(self)(path=str(self.path), deterministic=self.deterministic)
+        other = type(self)(path=str(self.path), deterministic=self.deterministic,
+                           trust_pickled_code=self.trust_pickled_code)
         other.name = self.name if name is None else name
         other._actor = self.actor
         other._features = self._features
@@ -268,14 +265,9 @@ class PPOAgent(Agent):
     @property
     def actor(self) -> NumpyActor | TorchActor:
         if self._actor is None:
-            from sb3_contrib import MaskablePPO
-
-            from agents.registry import resolve_checkpoint
-
-            with _global_generators_kept():
-                model = MaskablePPO.load(str(resolve_checkpoint(self.path)), device="cpu")
-            self._features = model_features(model)
-            self._actor = actor_of(model.policy)
+            policy, info = load_policy(self.path, trust_pickled_code=self.trust_pickled_code)
+            self._features = info.features
+            self._actor = actor_of(policy)
         return self._actor
 
     @property
@@ -283,6 +275,28 @@ class PPOAgent(Agent):
         """The optional observation pieces the network was trained with (``envs.observation.FEATURES``)."""
         self.actor  # loads the model (and its features) if not yet loaded
         return self._features
+
+    @property
+    def observation_features(self) -> tuple[str, ...]:
+        """It decides from the observation vector (``agents.base.Agent.observation_features``)."""
+        return self.features
+
+    @property
+    def numpy_layers(self) -> list | None:
+        """The network as NumPy layers ``(weight, bias, activation name)`` (``NumpyActor``), or
+        None for a network that only torch runs."""
+        actor = self.actor
+        return actor.layers if isinstance(actor, NumpyActor) else None
+
+    def batched(self, rules) -> PPOAgent:
+        """Itself: :meth:`act_slots` is one forward pass over every slot where it acts."""
+        return self
+
+    def act_slots(self, game, slots, *, rng: np.random.Generator, stream=None) -> np.ndarray:
+        """:meth:`choose_batch` on the core's observations of ``slots`` (``agents.base.BatchedPolicy``),
+        with one ``rng`` draw per slot when sampling."""
+        uniforms = None if self.deterministic else rng.random(len(slots))
+        return self.choose_batch(game.observations[slots], game.action_mask[slots], uniforms)
 
     @property
     def obs_size(self) -> int:
@@ -297,9 +311,9 @@ class PPOAgent(Agent):
     def _encode(self, game: Game, seat: int) -> np.ndarray:
         encoder = self._encoders.get(game.rules)
         if encoder is None:
-            from envs.observation import ObservationEncoder
+            from envs.backends import make_encoder
 
-            encoder = self._encoders[game.rules] = ObservationEncoder(game.rules, features=self.features)
+            encoder = self._encoders[game.rules] = make_encoder(game.rules, features=self.features)
         return encoder.encode(game, seat)
 
     def _logits(self, observation: np.ndarray, action_mask: np.ndarray) -> np.ndarray:

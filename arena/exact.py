@@ -36,13 +36,13 @@ from typing import Callable
 
 import numpy as np
 
+from envs.actions import action_mask, apply_action, num_actions
+from envs.engine.game import Game
+from envs.engine.rules import Rules, deal_order, deal_sequence, get_rules, rules_evaluator
+
 DTYPE = np.float32
 """Reaches, values and strategies: single precision halves the memory traffic of every pass;
 totals are summed in double precision."""
-
-from envs.actions import CHECK_CALL, FIRST_BET, action_mask, apply_action, num_actions
-from envs.engine.game import Game
-from envs.engine.rules import Rules, deal_order, deal_sequence, get_rules, rules_evaluator
 
 __all__ = ["Tree", "build_tree", "agent_strategy", "best_response", "profile_value", "cfr_plus",
            "exploitability", "bb_per_100", "save_table", "uniform_strategy"]
@@ -398,42 +398,49 @@ def cfr_plus(tree: Tree, *, iterations: int = 1000, target_bb_per_100: float | N
 
 def agent_strategy(tree: Tree, agent, seat: int | None = None) -> list[np.ndarray]:
     """The agent's action probabilities at every node where ``seat`` acts (both seats when
-    None), as ``tree``'s strategy arrays; other entries are uniform. Uses a batched forward pass
-    for ``ppo`` agents with a NumPy actor, the table itself for ``cfr``/``br`` agents on this
-    tree, ``equity``'s estimate once per card situation (:func:`_equity_strategy`), else
-    ``agent.policy(view, mask)`` for every information set (slow but general)."""
-    from agents.table import TableAgent
-    from agents.trained import NumpyActor
-
+    None), as ``tree``'s strategy arrays; other entries are uniform. The agent is asked what it
+    can do (``agents.base`` "Capabilities"): the table itself for a strategy table of this tree
+    (``cfr``/``br``), the legal ids alone for a blind policy (random, call, raise), a batched
+    forward pass for a NumPy network on the plain observation (``ppo``), its estimate's
+    distribution once per card situation for a share estimator (``equity``,
+    :func:`_equity_strategy`), else ``agent.policy(view, mask)`` for every information set
+    (slow but general)."""
     strategy = uniform_strategy(tree)
     seats = (0, 1) if seat is None else (seat,)
-    if isinstance(agent, TableAgent) and agent.rules == tree.rules:
-        _table_strategy(tree, agent, strategy, seats)
+    table = agent.strategy_table(tree.rules)
+    if table is not None:
+        _table_strategy(tree, table, strategy, seats)
         return strategy
-    kind = type(agent).__name__
-    if kind in ("RandomAgent", "CallAgent", "RaiseAgent"):
-        _simple_strategy(tree, kind, strategy, seats)   # what their act() does, without views
+    if _blind_strategy(tree, agent, strategy, seats):   # what their act() does, without views
         return strategy
     # The batched pass holds only where the observation is linear in the cards (no features).
-    if kind == "PPOAgent" and isinstance(agent.actor, NumpyActor) and not agent.features:
+    if agent.observation_features == () and getattr(agent, "numpy_layers", None) is not None:
         _ppo_strategy(tree, agent, strategy, seats)
         return strategy
-    if kind == "EquityAgent":
-        _equity_strategy(tree, agent, strategy, seats)
+    estimator = agent.share_estimator()
+    if estimator is not None:
+        _equity_strategy(tree, estimator, strategy, seats)
         return strategy
     _view_strategy(tree, agent, strategy, seats)
     return strategy
 
 
-def _simple_strategy(tree: Tree, kind: str, strategy, seats) -> None:
-    """random: uniform over the legal ids; call: check/call; raise: bet/raise when it may."""
-    for i, n in enumerate(tree.nodes):
-        if kind == "RandomAgent":
-            continue   # the strategy is uniform already
-        choice = n.legal.index(FIRST_BET if kind == "RaiseAgent" and FIRST_BET in n.legal else CHECK_CALL)
+def _blind_strategy(tree: Tree, agent, strategy, seats) -> bool:
+    """Write ``agent.blind_policy`` (a policy of the legal ids alone) at every node; False,
+    writing nothing, when the agent has none."""
+    per_node = []
+    for n in tree.nodes:
+        mask = np.zeros(num_actions(tree.rules), dtype=np.int8)
+        mask[list(n.legal)] = 1
+        probs = agent.blind_policy(mask)
+        if probs is None:
+            return False
+        per_node.append(np.asarray(probs)[list(n.legal)])
+    for i, (n, probs) in enumerate(zip(tree.nodes, per_node)):
         mine = np.isin(tree.actor(n), seats)[:, None]
         for k in range(len(n.legal)):
-            strategy[i][k] = np.where(mine, DTYPE(k == choice), strategy[i][k])
+            strategy[i][k] = np.where(mine, DTYPE(probs[k]), strategy[i][k])
+    return True
 
 
 def _table_strategy(tree, agent, strategy, seats) -> None:
@@ -473,7 +480,7 @@ def _ppo_strategy(tree: Tree, agent, strategy, seats) -> None:
     if agent.features:
         raise ValueError(f"the batched ppo policy needs a model trained without observation features, "
                          f"not with {', '.join(agent.features)} (they are not linear in the cards)")
-    layers = agent.actor.layers
+    layers = agent.numpy_layers
     encoder = ObservationEncoder(t.rules)
     lay = encoder.layout
     if any(p.name in ("wild_rank", "chicago_hole") for p in lay):
@@ -483,7 +490,7 @@ def _ppo_strategy(tree: Tree, agent, strategy, seats) -> None:
     cards = np.array([int(c) for c in t.deck])
     games = _node_games(t)
     A = num_actions(t.rules)
-    from agents.trained import _ACTIVATIONS
+    from agents.trained import ACTIVATIONS
     for i, n in enumerate(t.nodes):
         actor = t.actor(n)
         pubs = t.pubs[n.round]
@@ -505,11 +512,11 @@ def _ppo_strategy(tree: Tree, agent, strategy, seats) -> None:
                 x = x[:, None, :] + w1.T[hole_at + cards][None, :, :]           # (m, C, H)
                 x = x.reshape(-1, x.shape[-1]).astype(np.float32)
                 if act1 is not None:
-                    x = _ACTIVATIONS[act1](x)
+                    x = ACTIVATIONS[act1](x)
                 for w, b, act in layers[1:]:
                     x = x @ w.T + b
                     if act is not None:
-                        x = _ACTIVATIONS[act](x)
+                        x = ACTIVATIONS[act](x)
                 logits = x.reshape(len(sel), t.size, A)[:, :, list(n.legal)].astype(np.float64)
                 if agent.deterministic:
                     probs = np.eye(len(n.legal))[logits.argmax(axis=-1)]
@@ -550,12 +557,12 @@ def _equity_strategy(tree: Tree, agent, strategy, seats) -> None:
             for kind in sorted(set(kinds.tolist())):
                 sel = np.flatnonzero(kinds == kind)
                 for p, h, view in _views(t, games[nodes[0], kind].view(s), rnd, sel):
-                    units = agent._deal_shares(view)
+                    units = agent.deal_shares(view)
                     values, counts = np.unique(units, return_counts=True)
                     key = (values.tobytes(), counts.tobytes())
                     if key not in index:
                         index[key] = len(estimates)
-                        estimates.append(agent._estimate_at_least_of(units))
+                        estimates.append(agent.estimate_at_least_of(units))
                     which[p, h] = index[key]
             for i in nodes:
                 n = t.nodes[i]

@@ -48,18 +48,16 @@ import numpy as np
 from agents.base import Agent
 from agents.registry import display_name, make_agent
 from envs.actions import CHECK_CALL, FIRST_BET, FOLD, action_mask, apply_action
+from envs.batched import showdown_shares
 from envs.engine.cards import Card
 from envs.engine.events import ACTION_KINDS, BET_KINDS, EventKind
 from envs.engine.game import Game, PlayerView
-from envs.batched import showdown_shares
 from envs.engine.rules import DOWN, Rules, hand_options
 from envs.observation import OBSERVER_BATCHES
 
 __all__ = ["LBRAgent", "BatchedLBR", "CoreTargetPolicy", "ENGINES", "core_target_supported", "equity_by_hole", "check_rules",
            "action_id"]
 
-_CARD_BLIND = ("RandomAgent", "CallAgent", "RaiseAgent")
-"""Agents whose policy never depends on their cards: their actions say nothing about them."""
 _ONE_CARD = tuple((Card(c),) for c in range(52))
 """The face-down cards ``(card,)`` of each card id, built once (the range's candidates)."""
 
@@ -129,18 +127,18 @@ class _TargetPolicy:
     def __init__(self, target: Agent, rules: Rules) -> None:
         self.target = target
         self.rules = rules
-        kind = type(target).__name__
-        self.card_blind = kind in _CARD_BLIND
         self.encoder = None
-        # A ppo model: one batched pass over the candidate cards. Its observation differs from
-        # card to card in the face-down card's one-hot and in the pieces written from the
-        # face-down cards (the observer pieces: hand_class, win_probability, ...), which are
-        # written for each candidate into the columns they occupy.
-        if kind == "PPOAgent":
-            from envs.observation import ObservationEncoder
+        # The target asked what it can do (agents.base "Capabilities"), not what it is. One that
+        # decides from the observation vector (a ppo model): one batched pass over the candidate
+        # cards. Its observation differs from card to card in the face-down card's one-hot and in
+        # the pieces written from the face-down cards (the observer pieces: hand_class,
+        # win_probability, ...), which are written for each candidate into the columns they occupy.
+        features = target.observation_features
+        if features is not None:
+            from envs.backends import make_encoder
 
             # LBR's own encoder: the target's follows the real game.
-            self.encoder = ObservationEncoder(rules, features=target.features)
+            self.encoder = make_encoder(rules, features=features)
             self.hole = self.encoder.layout.slice("hole_cards")
             self.observers = [(p.start, p.size, p.observer, OBSERVER_BATCHES.get(p.name))
                               for p in self.encoder.layout if p.observer is not None]
@@ -151,8 +149,9 @@ class _TargetPolicy:
         """(len(candidates), actions): the target's policy in ``game`` (``seat`` to act) if it
         held each candidate card face down."""
         mask = action_mask(game)
-        if self.card_blind:
-            probs = np.asarray(self.target.policy(game.view(seat), mask), dtype=np.float64)
+        blind = self.target.blind_policy(mask)
+        if blind is not None:   # a policy of the legal ids alone says nothing about the cards
+            probs = np.asarray(blind, dtype=np.float64)
             return np.broadcast_to(probs, (len(candidates), len(mask)))
         if self.encoder is not None:
             obs = self.encoder.encode(game, seat, observers=not self.observers)   # written per card below

@@ -67,9 +67,20 @@ from envs.actions import CHECK_CALL, FIRST_BET, FOLD, action_mask
 from envs.engine.cards import DECK
 from envs.engine.game import ACTION_KINDS, BET_KINDS, Game
 from envs.engine.hands import evaluate_batch
-from envs.engine.rules import (NO_LOW_CHICAGO, NO_WILD, QUEEN, Rules, deal_order, deal_sequence, deck_mask,
-                               hand_options, low_chicago_key, next_wild_rank, rules_evaluator,
-                               wild_ranks)
+from envs.engine.rules import (
+    NO_LOW_CHICAGO,
+    NO_WILD,
+    QUEEN,
+    Rules,
+    deal_order,
+    deal_sequence,
+    deck_mask,
+    hand_options,
+    low_chicago_key,
+    next_wild_rank,
+    rules_evaluator,
+    wild_ranks,
+)
 
 __all__ = ["LuckCorrector", "ChanceNode", "DecisionNode", "chance_nodes", "decision_nodes",
            "control", "feature_names", "feature_count", "value_columns", "warm_up"]

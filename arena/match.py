@@ -50,27 +50,31 @@ import multiprocessing as mp
 import os
 import time
 import zlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Sequence
 
 import numpy as np
 
 from agents.base import Agent, choose_action
-from agents.registry import canonical_spec, display_name, make_agent, parse_spec
-from arena.luck import LuckCorrector
-from arena.luck import control as luck_control, feature_count, value_columns
+from agents.registry import bind_spec, canonical_spec, display_name, make_agent, parse_spec
+from arena.luck import LuckCorrector, feature_count, value_columns
+from arena.luck import control as luck_control
 from arena.luck import warm_up as luck_warm_up
-from arena.stats import Estimate, mean_ci
+from arena.results import MatchResult
+from arena.stats import mean_ci
 from envs.actions import action_mask, apply_action
 from envs.engine.game import Game
 from envs.engine.phh import to_phh
 from envs.engine.rules import Rules, get_rules
 
-__all__ = ["MatchResult", "play_match"]
+__all__ = ["MatchResult", "MatchPlan", "Seat", "play_match", "play_matches", "match_result",
+           "seat_agents", "worker_count"]
 
 
 @dataclass(frozen=True)
-class _Match:
+class MatchPlan:
+    """A match to play (:func:`play_matches`): its place in the list, who sits at the table."""
+
     index: int
     names: tuple[str, ...]       # agent labels in table order (position i): the result keys
     seed_names: tuple[str, ...]  # their display names (agents.registry.display_name), same order
@@ -95,7 +99,7 @@ class _Runner:
         self.histories = histories
         self.luck = LuckCorrector(rules) if luck else None
 
-    def play(self, match: _Match, g0: int, g1: int
+    def play(self, match: MatchPlan, g0: int, g1: int
              ) -> tuple[np.ndarray, np.ndarray | None, list[tuple[int, str, str]]]:
         """Chips won per (group, rotation, position) for groups g0..g1-1, each position's luck
         features (``LuckCorrector.features``) averaged over the group's hands, (group, position,
@@ -154,7 +158,7 @@ def _known_policy(agent):
     return agent.policy
 
 
-def _history(match: _Match, game: Game, group: int, rotation: int, hand: int, duplicate: bool) -> str:
+def _history(match: MatchPlan, game: Game, group: int, rotation: int, hand: int, duplicate: bool) -> str:
     n = game.num_players
     seats = ", ".join(f"seat {(i + rotation) % n}: {name}" for i, name in sorted(
         enumerate(match.names), key=lambda x: (x[0] + rotation) % n))
@@ -164,7 +168,7 @@ def _history(match: _Match, game: Game, group: int, rotation: int, hand: int, du
             f"Seats: {seats}\n{game.history()}\nResult: {result}\n")
 
 
-def _phh(match: _Match, game: Game, group: int, rotation: int, hand: int, duplicate: bool) -> str:
+def _phh(match: MatchPlan, game: Game, group: int, rotation: int, hand: int, duplicate: bool) -> str:
     """The hand in PHH (envs/engine/phh.py), the agents' names as its players."""
     n = game.num_players
     players = [match.names[(seat - rotation) % n] for seat in range(n)]
@@ -183,21 +187,24 @@ def _init_worker(args: tuple) -> None:
             import torch
 
             torch.set_num_threads(1)
+            from agents.trained import limit_blas_threads
+
+            limit_blas_threads(1)
         except ImportError:
             pass
     _WORKER = _Runner(rules, n, agents, **kwargs)
 
 
-def _work(task: tuple[_Match, int, int]) -> tuple[int, int, np.ndarray, np.ndarray | None, list]:
+def _work(task: tuple[MatchPlan, int, int]) -> tuple[int, int, np.ndarray, np.ndarray | None, list]:
     match, g0, g1 = task
     chips, luck, stories = _WORKER.play(match, g0, g1)
     return match.index, g0, chips, luck, stories
 
 
-def _play_all(rules: Rules, n: int, agents: dict[str, Any], matches: list[_Match], groups: int, *,
-              seed: int, duplicate: bool, workers: int, histories: int, progress: bool,
-              luck: bool = False, desc: str = "hands", ray: str | None = None, actors: int = 0
-              ) -> tuple[list[np.ndarray], list[np.ndarray] | None, list[list[tuple[str, str]]], float]:
+def play_matches(rules: Rules, n: int, agents: dict[str, Any], matches: list[MatchPlan], groups: int, *,
+                 seed: int, duplicate: bool, workers: int, histories: int, progress: bool,
+                 luck: bool = False, desc: str = "hands", ray: str | None = None, actors: int = 0
+                 ) -> tuple[list[np.ndarray], list[np.ndarray] | None, list[list[tuple[str, str]]], float]:
     """Chips (groups, rotations, positions) per match, luck features (groups, positions,
     columns) per match (None without the luck correction), histories (text, PHH) per match,
     seconds of play. ``ray``: play the chunks on Ray actors (``arena.cluster``; "" for a local Ray
@@ -210,9 +217,9 @@ def _play_all(rules: Rules, n: int, agents: dict[str, Any], matches: list[_Match
             cluster.agent_recipe(agent)
         started = cluster.connect(ray)
         try:
-            return _play_all(rules, n, agents, matches, groups, seed=seed, duplicate=duplicate,
-                             workers=1, histories=histories, progress=progress, luck=luck, desc=desc,
-                             actors=cluster.cluster_cpus())
+            return play_matches(rules, n, agents, matches, groups, seed=seed, duplicate=duplicate,
+                                workers=1, histories=histories, progress=progress, luck=luck, desc=desc,
+                                actors=cluster.cluster_cpus())
         finally:
             if started:
                 import ray as ray_module
@@ -272,43 +279,7 @@ def _play_all(rules: Rules, n: int, agents: dict[str, Any], matches: list[_Match
 
 
 
-@dataclass
-class MatchResult:
-    """One match (a pair heads-up, a table of n otherwise)."""
-
-    agents: tuple[str, ...]
-    hands: int
-    groups: int
-    big_bet: int
-    group_results: np.ndarray             # (groups, positions): big bets per hand, group means
-    estimates: dict[str, Estimate]         # bb/100 per agent (luck-corrected when that is on)
-    histories: list[str] = field(default_factory=list)
-    seconds: float = 0.0
-    luck_correction: bool = False
-    raw_group_results: np.ndarray | None = None     # the same without the luck correction
-    raw_estimates: dict[str, Estimate] | None = None
-    luck_fitted: int = 0                  # regressors fitted by arena.luck.control (0: fixed)
-    phh_histories: list[str] = field(default_factory=list)  # the same hands in PHH (.phh texts)
-
-    @property
-    def bb_per_100(self) -> dict[str, float]:
-        return {name: e.mean for name, e in self.estimates.items()}
-
-    @property
-    def ci95(self) -> dict[str, tuple[float, float]]:
-        return {name: (e.low, e.high) for name, e in self.estimates.items()}
-
-    def as_dict(self) -> dict[str, Any]:
-        data = {"agents": list(self.agents), "hands": self.hands, "groups": self.groups,
-                "luck_correction": self.luck_correction,
-                "bb_per_100": {k: e.as_dict() for k, e in self.estimates.items()}}
-        if self.luck_correction:
-            data["bb_per_100_raw"] = {k: e.as_dict() for k, e in self.raw_estimates.items()}
-            data["luck_fitted_terms"] = self.luck_fitted
-        return data
-
-
-def _match_result(names: tuple[str, ...], chips: np.ndarray, features: np.ndarray | None, rules: Rules,
+def match_result(names: tuple[str, ...], chips: np.ndarray, features: np.ndarray | None, rules: Rules,
                   stories: list[tuple[str, str]], seconds: float) -> MatchResult:
     """``features``: the luck features per (group, position, column), or None when the luck
     correction is off; ``stories``: (text, PHH) of each hand kept."""
@@ -330,7 +301,7 @@ def _match_result(names: tuple[str, ...], chips: np.ndarray, features: np.ndarra
 
 
 @dataclass(frozen=True)
-class _Seat:
+class Seat:
     """One agent of a match or tournament: ``label`` keys its results, ``name`` is its display
     name (the seed key), ``spec`` what was asked for, ``canonical`` one spelling per agent."""
 
@@ -347,14 +318,17 @@ def _number(base: str, taken) -> str:
     return name
 
 
-def _seats(specs: Sequence[str | Agent], *, label_by_spec: bool = False) -> list[_Seat]:
+def seat_agents(specs: Sequence[str | Agent], *, label_by_spec: bool = False, rules: Rules | None = None
+           ) -> list[Seat]:
     """The agents with their names. The same agent given twice (the same canonical spec: a
     relative and an absolute path are the same) is numbered ``tag``, ``tag#2``; two different
     agents with the same display name are a ValueError. ``label_by_spec``: results keyed by the
-    spec strings as given (``play_match``, for training's evaluation), else by display name."""
-    seats: list[_Seat] = []
+    spec strings as given (``play_match``, for training's evaluation), else by display name.
+    ``rules``: a bare ``champion`` plays as this game's (``agents.registry.bind_spec``)."""
+    seats: list[Seat] = []
     owner: dict[str, str] = {}   # display name -> canonical spec
-    for spec in specs:
+    for given in specs:
+        spec = bind_spec(given, rules, len(specs)) if rules is not None else given
         if isinstance(spec, str):
             canonical = canonical_spec(spec)  # a clear error for a bad spec before any work
         else:
@@ -366,12 +340,13 @@ def _seats(specs: Sequence[str | Agent], *, label_by_spec: bool = False) -> list
                     else f"tell them apart with name=..., e.g. {spec.strip()},name={base}-2")
             raise ValueError(f"agents {first!r} and {spec!r} are both named {base!r}; {hint}")
         name = _number(base, {s.name for s in seats})
-        label = _number(spec.strip(), {s.label for s in seats}) if label_by_spec and isinstance(spec, str) else name
-        seats.append(_Seat(label, name, spec, canonical))
+        label = _number(given.strip(), {s.label for s in seats}) if label_by_spec and isinstance(given, str) else name
+        seats.append(Seat(label, name, spec, canonical))
     return seats
 
 
-def _workers(workers: int) -> int:
+def worker_count(workers: int) -> int:
+    """The processes ``--workers`` asks for: 0 (or less) means one per core."""
     return workers if workers and workers > 0 else (os.cpu_count() or 1)
 
 
@@ -394,12 +369,12 @@ def play_match(rules: Rules | str, agents: Sequence[str | Agent], *, hands: int,
     cluster's address; agents must be specs or agents made from one); the same results.
     """
     rules = get_rules(rules, **rule_overrides)
-    seats = _seats(agents, label_by_spec=True)
+    seats = seat_agents(agents, label_by_spec=True, rules=rules)
     n = len(seats)
     groups = max(1, math.ceil(hands / n))
-    match = _Match(0, tuple(s.label for s in seats), tuple(s.name for s in seats))
-    chips, features, texts, seconds = _play_all(
+    match = MatchPlan(0, tuple(s.label for s in seats), tuple(s.name for s in seats))
+    chips, features, texts, seconds = play_matches(
         rules, n, {s.label: s.spec for s in seats}, [match], groups, seed=seed, duplicate=duplicate,
-        workers=_workers(workers), histories=histories, progress=progress, luck=luck_correction, ray=ray)
-    return _match_result(match.names, chips[0], features[0] if luck_correction else None,
+        workers=worker_count(workers), histories=histories, progress=progress, luck=luck_correction, ray=ray)
+    return match_result(match.names, chips[0], features[0] if luck_correction else None,
                          rules, texts[0], seconds)

@@ -16,15 +16,13 @@ import json
 import re
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
-from arena.match import _workers
+from arena.match import worker_count
+from arena.results import TournamentConfig, TournamentResult
 from arena.stats import Estimate
-
-if TYPE_CHECKING:
-    from arena.tournament import TournamentConfig, TournamentResult
 
 __all__ = ["format_table", "crosstable_figure", "write_outputs", "default_name"]
 
@@ -58,7 +56,7 @@ def format_table(result: TournamentResult) -> str:
     if result.raw_crosstable is not None:
         lines += ["", "Without the luck correction (raw results)"]
         lines += _cross_lines(result.agents, result.raw_crosstable)
-    split = "Ray actors" if getattr(cfg, "ray", None) is not None else f"{_workers(cfg.workers)} workers"
+    split = "Ray actors" if getattr(cfg, "ray", None) is not None else f"{worker_count(cfg.workers)} workers"
     lines += ["", f"{result.hands} hands in {result.seconds:.1f} s "
               f"({result.hands_per_second:.0f} hands/s, {split}; "
               f"warm-up {result.warm_up_seconds:.1f} s)"]
@@ -172,7 +170,7 @@ def write_outputs(result: TournamentResult, folder: Path, argv: Sequence[str] | 
 def default_name(cfg: TournamentConfig, when: datetime | None = None) -> str:
     """The run folder's name: game, rules overrides, players, scheme, seed and time.
 
-    >>> from arena.tournament import TournamentConfig
+    >>> from arena.results import TournamentConfig
     >>> default_name(TournamentConfig(game="follow_the_bitch", rules={"low_chicago": True}, players=3,
     ...                               luck_correction=False), datetime(2026, 1, 2, 3, 4, 5))
     'follow_the_bitch_low_chicago=true_3p_dup_seed0_20260102-030405'

@@ -26,13 +26,13 @@ import itertools
 import math
 import sys
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
-from agents.registry import check_spec, describe_agents
-from arena.match import MatchResult, _Match, _match_result, _play_all, _Seat, _seats, _workers
+from agents.registry import bind_spec, check_spec, describe_agents
+from arena.match import MatchPlan, Seat, match_result, play_matches, seat_agents, worker_count
 from arena.report import default_name, format_table, write_outputs
+from arena.results import MatchResult, TournamentConfig, TournamentResult
 from arena.stats import Estimate, combine, mean_ci
 from envs.engine.rules import RULES, Rules, check_players, get_rules
 
@@ -40,28 +40,6 @@ __all__ = ["TournamentConfig", "TournamentResult", "run_tournament", "check_conf
            "main", "parse_args", "cli"]
 
 PROG = "python -m arena"
-
-
-@dataclass
-class TournamentConfig:
-    """Everything a tournament run depends on (saved in results.json)."""
-
-    game: str = "soko"
-    agents: list[str] = field(default_factory=lambda: ["tag", "equity", "random", "call"])
-    hands: int = 20000             # per match (pair or table), rounded up to whole groups
-    players: int = 2
-    seed: int = 0
-    rules: dict[str, Any] = field(default_factory=dict)   # overrides of envs.engine.rules.Rules
-    duplicate: bool = True
-    luck_correction: bool | None = None  # subtract the luck of the cards (arena/luck.py);
-                                         # None: on for games without wild cards
-    workers: int = 0               # 0: every core
-    ray: str | None = None         # play on Ray actors: "" a local instance, else a cluster's address
-    name: str | None = None        # run folder; default from game, players, scheme, seed and time
-    out_dir: str = "runs/tournaments"
-    histories: int = 0             # write the first N hands of each match
-    progress: bool = True
-    write: bool = True
 
 
 def luck_default(rules: Rules) -> bool:
@@ -79,16 +57,16 @@ def run_tournament(cfg: TournamentConfig) -> TournamentResult:
     n = cfg.players
     names = [s.name for s in seats]
     agents = {s.name: s.spec for s in seats}
-    matches = [_Match(i, t, t) for i, t in enumerate(itertools.combinations(names, n))]
+    matches = [MatchPlan(i, t, t) for i, t in enumerate(itertools.combinations(names, n))]
     groups = max(1, math.ceil(cfg.hands / n))
     start = time.perf_counter()
     luck = luck_default(rules) if cfg.luck_correction is None else cfg.luck_correction
     cfg = dataclasses.replace(cfg, luck_correction=luck)  # results.json says what was used
-    chips, features, texts, seconds = _play_all(
+    chips, features, texts, seconds = play_matches(
         rules, n, agents, matches, groups, seed=cfg.seed, duplicate=cfg.duplicate,
-        workers=_workers(cfg.workers), histories=cfg.histories, progress=cfg.progress, luck=luck, ray=cfg.ray)
+        workers=worker_count(cfg.workers), histories=cfg.histories, progress=cfg.progress, luck=luck, ray=cfg.ray)
     warm = time.perf_counter() - start - seconds
-    results = [_match_result(m.names, c, features[k] if luck else None, rules, t, seconds)
+    results = [match_result(m.names, c, features[k] if luck else None, rules, t, seconds)
                for k, (m, c, t) in enumerate(zip(matches, chips, texts))]
     cross, field_ = _summarize(tuple(names), results)
     raw = _summarize(tuple(names), results, raw=True) if luck else (None, None)
@@ -96,7 +74,7 @@ def run_tournament(cfg: TournamentConfig) -> TournamentResult:
                             specs={s.name: (s.spec, s.canonical) for s in seats})
 
 
-def check_config(cfg: TournamentConfig) -> tuple[Rules, list[_Seat]]:
+def check_config(cfg: TournamentConfig) -> tuple[Rules, list[Seat]]:
     """The rules and the agents of ``cfg``, or a one-line ValueError for anything that cannot
     be played: the rules overrides, the number of players, an agent spec (a ``ppo`` model that
     is missing or was trained for another game: ``agents.registry.check_spec``), two agents
@@ -107,72 +85,14 @@ def check_config(cfg: TournamentConfig) -> tuple[Rules, list[_Seat]]:
         raise ValueError(str(exc)) from None
     n = cfg.players
     check_players(rules, n)
-    for spec in cfg.agents:
+    agents = [bind_spec(spec, rules, n) for spec in cfg.agents]   # champion: this game's
+    for spec in agents:
         check_spec(spec, rules)
-    seats = _seats(cfg.agents)
+    seats = seat_agents(agents)
     if len(seats) < n:
         raise ValueError(f"{n} players need at least {n} agents; got {len(seats)} "
                          f"(repeat a spec, e.g. --agents tag random random, to fill seats)")
     return rules, seats
-
-
-@dataclass
-class TournamentResult:
-    config: TournamentConfig
-    rules: Rules
-    agents: tuple[str, ...]
-    matches: list[MatchResult]
-    crosstable: dict[str, dict[str, Estimate]]   # row agent -> column agent -> bb/100
-    field: dict[str, Estimate]                    # agent -> bb/100 against the field
-    seconds: float
-    warm_up_seconds: float
-    raw_crosstable: dict[str, dict[str, Estimate]] | None = None  # without the luck correction
-    raw_field: dict[str, Estimate] | None = None
-    specs: dict[str, tuple[Any, str]] = field(default_factory=dict)  # name -> (spec, canonical spec)
-
-    @property
-    def hands(self) -> int:
-        return sum(m.hands for m in self.matches)
-
-    @property
-    def hands_per_second(self) -> float:
-        return self.hands / self.seconds if self.seconds else math.nan
-
-    def ranking(self) -> list[str]:
-        return sorted(self.agents, key=lambda a: -self.field[a].mean)
-
-    def as_dict(self) -> dict[str, Any]:
-        data = {
-            "config": dataclasses.asdict(self.config),
-            "rules": dataclasses.asdict(self.rules),
-            "unit": ("big bets per 100 hands (bb/100); 95% Student-t intervals over groups "
-                     + ("(one deal played in every seating)" if self.config.duplicate
-                        else "(seatings of independent deals)")
-                     + ("; luck-corrected (arena/luck.py), raw numbers under \"raw\" and "
-                        "\"bb_per_100_raw\"" if self.config.luck_correction else "")),
-            "hands": self.hands,
-            "seconds": self.seconds,
-            "warm_up_seconds": self.warm_up_seconds,
-            "hands_per_second": self.hands_per_second,
-            "agents": [{"name": a, "spec": str(self.specs[a][0]), "canonical": self.specs[a][1]}
-                       if a in self.specs else {"name": a} for a in self.agents],
-            "ranking": _ranking_dict(self.agents, self.field),
-            "crosstable": _cross_dict(self.crosstable),
-            "matches": [m.as_dict() for m in self.matches],
-        }
-        if self.raw_field is not None:
-            data["raw"] = {"ranking": _ranking_dict(self.agents, self.raw_field),
-                           "crosstable": _cross_dict(self.raw_crosstable)}
-        return data
-
-
-def _ranking_dict(agents: Sequence[str], field_: dict[str, Estimate]) -> list[dict[str, Any]]:
-    order = sorted(agents, key=lambda a: -field_[a].mean)
-    return [{"rank": i + 1, "agent": a, **field_[a].as_dict()} for i, a in enumerate(order)]
-
-
-def _cross_dict(cross: dict[str, dict[str, Estimate]]) -> dict[str, dict[str, dict[str, float]]]:
-    return {a: {b: e.as_dict() for b, e in row.items()} for a, row in cross.items()}
 
 
 def _summarize(agents: tuple[str, ...], matches: list[MatchResult], raw: bool = False) -> tuple[dict, dict]:
@@ -333,6 +253,9 @@ def cli(argv: Sequence[str] | None = None) -> int:
     usage error (exits from :func:`parse_args`), 1 for a failure while playing."""
     args = sys.argv[1:] if argv is None else list(argv)
     config = parse_args(args)
+    from agents.trained import limit_blas_threads
+
+    limit_blas_threads(1)   # NumPy forward passes of ppo agents: one thread each (workers: one per core)
     try:
         main(config, argv=[PROG, *args])
     except ValueError as exc:  # not a usage error (those exit 2 above): a failure while playing

@@ -21,9 +21,10 @@ import sys
 import time
 from collections import Counter
 
+import quick_option  # bench/quick_option.py (this folder is on sys.path for a script)
+
 from envs.differential import Report, compare, variants
 from envs.observation import FEATURES
-import quick_option  # bench/quick_option.py (this folder is on sys.path for a script)
 
 # `--quick` (bench/quick_option.py): these options.
 QUICK = {"hands": 2000}

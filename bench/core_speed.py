@@ -23,12 +23,12 @@ import argparse
 import time
 
 import numpy as np
+import quick_option  # bench/quick_option.py (this folder is on sys.path for a script)
 
 from envs.actions import action_mask, apply_action, random_action
 from envs.batched import BatchedGame
 from envs.engine.game import Game
 from envs.observation import FEATURES
-import quick_option  # bench/quick_option.py (this folder is on sys.path for a script)
 
 # `--quick` (bench/quick_option.py): these options.
 QUICK = {"seconds": 0.3}

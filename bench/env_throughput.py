@@ -32,12 +32,12 @@ import time
 import types
 
 import numpy as np
+import quick_option  # bench/quick_option.py (this folder is on sys.path for a script)
 
 from envs import SingleAgentEnv, follow_the_bitch_v0, soko_v0
 from envs.actions import action_mask, apply_action
 from envs.engine.game import Game
 from envs.stud_env import ENGINES, ActionSpace, MirroredAECEnv, wrap_env
-import quick_option  # bench/quick_option.py (this folder is on sys.path for a script)
 
 
 def texas_holdem_v4():

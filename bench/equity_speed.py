@@ -18,6 +18,7 @@ import os
 import time
 
 import numpy as np
+import quick_option  # bench/quick_option.py (this folder is on sys.path for a script)
 
 from agents.equity import KEY_LIMIT, BatchedEquity, EquityAgent
 from envs.actions import action_mask, apply_action, random_action
@@ -25,7 +26,6 @@ from envs.batched import BatchedGame
 from envs.engine.equity import warm_up
 from envs.engine.game import Game
 from envs.engine.rules import get_rules
-import quick_option  # bench/quick_option.py (this folder is on sys.path for a script)
 
 # `--quick` (bench/quick_option.py): these options.
 QUICK = {"hands": 20}

@@ -25,10 +25,10 @@ import argparse
 import time
 
 import numpy as np
+import quick_option  # bench/quick_option.py (this folder is on sys.path for a script)
 
 from envs.engine.cards import DECK
 from envs.engine.hands import evaluate, evaluate_batch, evaluator
-import quick_option  # bench/quick_option.py (this folder is on sys.path for a script)
 
 
 def deal_hands(count: int, seed: int, size: int = 7) -> np.ndarray:

@@ -16,10 +16,9 @@ from __future__ import annotations
 import argparse
 
 import numpy as np
-
-from arena.match import play_match
 import quick_option  # bench/quick_option.py (this folder is on sys.path for a script)
 
+from arena.match import play_match
 
 # `--quick` (bench/quick_option.py): these options.
 QUICK = {"matches": 8, "hands": 600, "reference_hands": 3000}

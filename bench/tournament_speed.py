@@ -17,8 +17,9 @@ import json
 import os
 import resource
 
-from arena.tournament import TournamentConfig, run_tournament
 import quick_option  # bench/quick_option.py (this folder is on sys.path for a script)
+
+from arena.tournament import TournamentConfig, run_tournament
 
 
 def _cpu() -> float:

@@ -63,6 +63,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 
 import gymnasium  # noqa: E402
+import quick_option  # noqa: E402  (bench/quick_option.py: this folder is on sys.path for a script)
 import torch  # noqa: E402
 from sb3_contrib import MaskablePPO  # noqa: E402
 from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy  # noqa: E402
@@ -72,7 +73,6 @@ from stable_baselines3.common.vec_env import DummyVecEnv  # noqa: E402
 from train.config import Config, load_config  # noqa: E402
 from train.ppo import _learning_rate, _policy_kwargs, training_env  # noqa: E402
 from train.vec import set_pool  # noqa: E402
-import quick_option  # bench/quick_option.py (this folder is on sys.path for a script)
 
 DEFAULT_THREADS = torch.get_num_threads()
 
@@ -389,7 +389,7 @@ def main(argv: list[str] | None = None) -> None:
     print(f"\n{'setup':{width}} {'env-steps/s':>12} {'steps':>9} {'seconds':>8} {'x best tutorial':>16}")
     for s in setups:
         print(f"{s.label:{width}} {s.rate:>12.0f} {s.steps:>9} {s.seconds:>8.1f} {s.rate / reference:>16.2f}")
-    print(f"\nwhere the time goes (shares of each setup's measured time):")
+    print("\nwhere the time goes (shares of each setup's measured time):")
     print(f"{'setup':{width}} {'env+opponents':>14} {'SB3 collection':>15} {'gradient updates':>17} {'x single_agent':>15}")
     for s in dict.fromkeys([setups[0], single, *batched, *twins]):
         env, collect, train = s.shares()

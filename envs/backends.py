@@ -46,6 +46,17 @@ def new_game(rules: Rules, num_players: int, rng: np.random.Generator, *, stacks
     return Game(rules, num_players, stacks=stacks, button=button, deck=options.get("deck"), seed=rng)
 
 
+def make_encoder(rules: Rules | str, *, features=()) -> ObservationEncoder:
+    """The observation encoder the envs and agents play with: its hand-strength pieces
+    (``features``) computed by the compiled core (``envs.batched.CORE_STRENGTH``, which loads
+    only when a piece asks for it), the same values as the pure-Python reference's."""
+    if not features:
+        return ObservationEncoder(rules)
+    from envs.batched import CORE_STRENGTH
+
+    return ObservationEncoder(rules, features=features, strength=CORE_STRENGTH)
+
+
 def make_backend(engine: str, rules: Rules, num_players: int, *, stacks,
                  encoder: ObservationEncoder) -> ReferenceBackend | CoreBackend:
     """The backend that plays ``engine`` (one of :data:`ENGINES`): the core unless asked

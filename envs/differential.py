@@ -8,7 +8,7 @@ the player to act, the action mask (``envs.actions.action_mask``), the raise-to 
 pot; at the end on every seat's payoff. The reference is right unless shown otherwise.
 With ``observations`` the observations are compared too, bit for bit, and with ``features``
 their optional pieces (``envs.observation.FEATURES``), the reference's ``win_probability``
-being the pure-Python one (``ObservationEncoder(reference=True)``).
+being the pure-Python one (``ObservationEncoder``'s default hand strength).
 """
 
 from __future__ import annotations
@@ -83,7 +83,7 @@ def compare(rules: Rules | str, num_players: int, num_hands: int, seed: int, *,
     observations = observations or bool(features)
     core = BatchedGame(rules, num_players, num_hands, auto_reset=False, observations=observations,
                        observation_features=features)
-    encoders = ([ObservationEncoder(rules, core.layout, reference=True) for _ in range(num_hands)]
+    encoders = ([ObservationEncoder(rules, core.layout) for _ in range(num_hands)]
                 if observations else None)
     core.reset(decks=decks, buttons=buttons, stacks=stacks)
     live = list(range(num_hands))

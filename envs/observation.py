@@ -41,9 +41,14 @@ Optional pieces
 the pieces of :data:`FEATURES` asked for, after every other piece and in that order, so the
 default layout never changes: ``hand_class`` (the category of the observer's own cards),
 ``showing_class`` (each relative seat's face-up category) and ``win_probability``
-(:func:`envs.engine.equity.win_probability`, computed by the compiled core once per seat and
-log position; its Monte-Carlo deals come from a counter-based generator keyed by the visible
-cards, :func:`envs.engine.equity.sample_deals`, that the core draws identically).
+(:func:`envs.engine.equity.win_probability`, once per seat and log position; its Monte-Carlo
+deals come from a counter-based generator keyed by the visible cards,
+:func:`envs.engine.equity.sample_deals`, that the compiled core draws identically).
+
+The hand-strength functions behind them are the encoder's argument (a :class:`HandStrength`):
+pure Python by default (:data:`REFERENCE_STRENGTH`), or the compiled core's, the same values a
+few hundred times faster (``envs.batched.CORE_STRENGTH``; ``envs.backends.make_encoder`` picks
+it for the envs and agents). This module imports no compiled code.
 
 >>> build_layout("soko", features=["win_probability", "hand_class"]).features
 ('hand_class', 'win_probability')
@@ -67,6 +72,7 @@ other seat's face-down cards, so nothing in it depends on them.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import struct
 from typing import Any, Callable, NamedTuple
@@ -74,12 +80,21 @@ from typing import Any, Callable, NamedTuple
 import numpy as np
 
 from envs.actions import FIRST_BET, legal_mask, num_actions
-from envs.engine.game import BET_KINDS, Game
 from envs.engine.cards import RANKS
 from envs.engine.equity import win_probability
-from envs.engine.hands import Category
-from envs.engine.rules import (NO_LOW_CHICAGO, QUEEN, SPADE, Betting, Rules, get_rules,
-                               hand_options, low_chicago_key, rules_evaluator)
+from envs.engine.game import BET_KINDS, Game
+from envs.engine.hands import Category, evaluator
+from envs.engine.rules import (
+    NO_LOW_CHICAGO,
+    QUEEN,
+    SPADE,
+    Betting,
+    Rules,
+    get_rules,
+    hand_options,
+    low_chicago_key,
+    rules_evaluator,
+)
 
 CALL_KINDS = frozenset(("call", "bring_in"))  # what the history counts as calls
 LOG_PIECES = frozenset(("hole_cards", "up_cards", "chicago_up", "history"))
@@ -274,10 +289,10 @@ def _one_hot_class(view: np.ndarray, evaluate, hole, up) -> None:
 
 def _hand_classes(encoder: ObservationEncoder, game: Game, seat: int, holes) -> np.ndarray:
     """The ``hand_class`` piece of ``seat`` holding each face-down card list of ``holes``: one
-    core call when the lists are as long as each other (the reference encoder: card by card)."""
+    ``encoder.strength.evaluate_rows`` call when the lists are as long as each other."""
     out = np.zeros((len(holes), CATEGORIES), dtype=np.float32)
     up = game.up_cards(seat)
-    if encoder.reference or len({len(hole) for hole in holes}) > 1:
+    if len({len(hole) for hole in holes}) > 1:
         evaluate = rules_evaluator(game.rules, game.wild_ranks)
         for row, hole in zip(out, holes):
             _one_hot_class(row, evaluate, hole, up)
@@ -287,9 +302,7 @@ def _hand_classes(encoder: ObservationEncoder, game: Game, seat: int, holes) -> 
     rows[:, :k] = holes
     rows[:, k:] = up
     if rows.size:
-        from envs.batched import evaluate_rows  # the core imports this module
-
-        values = evaluate_rows(rows, **hand_options(game.rules, game.wild_ranks))
+        values = encoder.strength.evaluate_rows(rows, **hand_options(game.rules, game.wild_ranks))
         out[np.arange(len(holes)), _category(values)] = 1.0
     return out
 
@@ -314,7 +327,7 @@ def _write_win_probability(view: np.ndarray, encoder: ObservationEncoder, game: 
 def win_probabilities(encoder: ObservationEncoder, game: Game, seat: int, holes) -> list[float]:
     """The ``win_probability`` piece of ``seat`` holding each face-down card list of ``holes``
     (the hand not over), as ``encoder`` writes it: local best response asks it for every card
-    the other player may hold, and the core computes the ones not cached in one call."""
+    the other player may hold, and ``encoder.strength`` computes the ones not cached in one call."""
     # One computation per visible card state (what the value depends on: the seat, its
     # face-down cards, the street, the button, who folded and every face-up card), kept across
     # hands: the env and a tournament may encode one spot more than once, and local best
@@ -334,15 +347,8 @@ def win_probabilities(encoder: ObservationEncoder, game: Game, seat: int, holes)
     missing = [i for i, value in enumerate(out) if value is None]
     if not missing:
         return out
-    if encoder.reference:
-        if any(keys[i] != game.hole_cards(seat) for i in missing):
-            raise ValueError("the reference win_probability reads the seat's real face-down cards")
-        values = [win_probability(game.view(seat), samples=WIN_SAMPLES, max_exact=WIN_EXACT)] * len(missing)
-    else:
-        from envs.batched import win_probabilities as core_win_probabilities  # the core imports this module
-
-        values = core_win_probabilities(game, seat, [holes[i] for i in missing], samples=WIN_SAMPLES,
-                                        max_exact=WIN_EXACT)
+    values = encoder.strength.win_probabilities(game, seat, [holes[i] for i in missing], samples=WIN_SAMPLES,
+                                                max_exact=WIN_EXACT)
     encoder._win_cached += len(missing)
     for i, value in zip(missing, values):
         out[i] = known[keys[i]] = value
@@ -352,6 +358,38 @@ def win_probabilities(encoder: ObservationEncoder, game: Game, seat: int, holes)
 def _win_probability_rows(encoder: ObservationEncoder, game: Game, seat: int, holes) -> np.ndarray:
     return np.array(win_probabilities(encoder, game, seat, holes), dtype=np.float32)[:, None]
 
+
+def reference_win_probabilities(game: Game, seat: int, holes, *, samples: int = WIN_SAMPLES,
+                                max_exact: int = WIN_EXACT) -> list[float]:
+    """:func:`envs.engine.equity.win_probability` of ``seat`` holding each face-down card list of
+    ``holes`` in turn (as long as its real one; the hand not over), in pure Python."""
+    view = game.view(seat)
+    return [win_probability(view if tuple(hole) == view.hole_cards else
+                            dataclasses.replace(view, hole_cards=tuple(hole)),
+                            samples=samples, max_exact=max_exact) for hole in holes]
+
+
+def reference_evaluate_rows(cards, **options) -> np.ndarray:
+    """The hand value (``envs.engine.hands.evaluator(**options)``) of each row of an (N, k)
+    integer array of card ids, 1 <= k <= 7, as int64 (N,), in pure Python."""
+    evaluate = evaluator(**options)
+    return np.array([int(evaluate(row)) for row in np.asarray(cards)], dtype=np.int64)
+
+
+class HandStrength(NamedTuple):
+    """The hand-strength functions an encoder values its optional pieces with: the encoder's
+    argument, so that it needs no compiled code. :data:`REFERENCE_STRENGTH` is pure Python;
+    ``envs.batched.CORE_STRENGTH`` gives the same values from the compiled core
+    (``tests/test_core_features.py`` holds the two equal)."""
+
+    win_probabilities: Callable[..., list[float]]
+    """``f(game, seat, holes, *, samples, max_exact)``: as :func:`reference_win_probabilities`."""
+    evaluate_rows: Callable[..., np.ndarray]
+    """``f(cards, **hand_options)``: as :func:`reference_evaluate_rows`."""
+
+
+REFERENCE_STRENGTH = HandStrength(reference_win_probabilities, reference_evaluate_rows)
+"""The pure-Python hand strength (the default of :class:`ObservationEncoder`)."""
 
 OBSERVER_BATCHES = {"hand_class": _hand_classes, "win_probability": _win_probability_rows}
 """Observer pieces with a form for many face-down card lists at once: ``f(encoder, game, seat,
@@ -460,16 +498,16 @@ class ObservationEncoder:
     :class:`Game` object (or a shorter log) starts over.
 
     ``layout``: another layout of these rules (default :func:`build_layout` with ``features``,
-    the optional pieces to add). The ``win_probability`` piece comes from the compiled core
-    (``envs.batched.win_probability``), or with ``reference=True`` from the pure-Python
-    :func:`envs.engine.equity.win_probability` (the same values, slower: for the differential
-    tests).
+    the optional pieces to add). ``strength``: the functions the hand-strength pieces
+    (``win_probability``, and ``hand_class`` for many face-down cards at once) are computed
+    with: the pure-Python :data:`REFERENCE_STRENGTH` by default, or the compiled core's
+    ``envs.batched.CORE_STRENGTH`` (the same values, a few hundred times faster).
     """
 
     def __init__(self, rules: Rules | str, layout: Layout | None = None, *, features=(),
-                 reference: bool = False) -> None:
+                 strength: HandStrength = REFERENCE_STRENGTH) -> None:
         self.rules = r = get_rules(rules)
-        self.reference = reference
+        self.strength = strength
         if layout is not None and features:
             raise ValueError("give the encoder a layout or features, not both")
         self.layout = lay = build_layout(r, features) if layout is None else layout
@@ -499,10 +537,10 @@ class ObservationEncoder:
     def __getstate__(self) -> dict:
         # Pickle and deepcopy: the rules and the layout; the per-game buffers (struct and
         # memoryview objects do not pickle) start over from the log.
-        return {"rules": self.rules, "layout": self.layout, "reference": self.reference}
+        return {"rules": self.rules, "layout": self.layout, "strength": self.strength}
 
     def __setstate__(self, state: dict) -> None:
-        self.__init__(state["rules"], state["layout"], reference=state.get("reference", False))
+        self.__init__(state["rules"], state["layout"], strength=state.get("strength", REFERENCE_STRENGTH))
 
     # ------------------------------------------------------------------------------------
     # The table array and the gather indices, per table size

@@ -71,11 +71,21 @@ import gymnasium
 import numpy as np
 from gymnasium import spaces
 
-from envs.actions import (CHECK_CALL, FOLD, action_id, action_mask, apply_action, checked_action,
-                          choose_action, is_agent, num_actions, random_action)
+from envs.actions import (
+    CHECK_CALL,
+    FOLD,
+    action_id,
+    action_mask,
+    apply_action,
+    checked_action,
+    choose_action,
+    is_agent,
+    num_actions,
+    random_action,
+)
+from envs.backends import make_encoder
 from envs.engine.game import ACTION_KINDS, BET_KINDS, Game
 from envs.engine.rules import Rules
-from envs.observation import ObservationEncoder
 from envs.stud_env import check_env_args, keyword_names, make_rules, new_game, normalize_stacks, render_text
 
 GAMES = {
@@ -125,7 +135,7 @@ class SingleAgentEnv(gymnasium.Env):
         self.render_mode = render_mode
         self.stacks = normalize_stacks(stacks, num_players)
         self.reward_unit = reward
-        self.encoder = ObservationEncoder(r, features=observation_features)
+        self.encoder = make_encoder(r, features=observation_features)
         self.layout = self.encoder.layout
         self.num_actions = num_actions(r)
         box = spaces.Box(0.0, 1.0, (self.layout.size,), np.float32)

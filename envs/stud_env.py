@@ -151,7 +151,7 @@ under ``canadian_hands``).
 
 A trained model remembers its pieces (``env.observation_features`` in its config, stored in the
 model zip), and ``ppo:`` agents encode with them.
-"""
+"""  # noqa: E501 (the generated observation table above: tests/test_observation_layout.py holds it)
 
 from __future__ import annotations
 
@@ -167,15 +167,13 @@ from gymnasium import spaces
 from gymnasium.utils import EzPickle, seeding
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
-
 from pettingzoo.utils.env_logger import EnvLogger
 
 from envs.actions import action_id, num_actions
-from envs.backends import ENGINES, make_backend, new_game
+from envs.backends import ENGINES, make_backend, make_encoder, new_game
 from envs.engine.cards import format_cards
 from envs.engine.game import Game
 from envs.engine.rules import RULES, Rules, check_players, get_rules
-from envs.observation import ObservationEncoder
 
 __all__ = ["StudEnv", "wrap_env", "make_rules", "check_env_args", "keyword_names", "normalize_stacks",
            "render_text", "new_game", "ENGINES", "REWARD_UNITS", "ActionSpace", "MirroredAECEnv"]
@@ -353,7 +351,7 @@ class StudEnv(MirroredAECEnv, EzPickle):
         self.render_mode = render_mode
         self.stacks = normalize_stacks(stacks, num_players)
         self.reward_unit = reward
-        self.encoder = ObservationEncoder(r, features=observation_features)
+        self.encoder = make_encoder(r, features=observation_features)
         self.layout = self.encoder.layout
         self.num_actions = num_actions(r)
         self.possible_agents = [f"player_{i}" for i in range(num_players)]

@@ -26,6 +26,7 @@ import pytest
 
 from envs.engine.cards import Card, parse_cards
 from envs.engine.events import WinReason
+from envs.engine.game import Game
 
 
 def deal(num_players: int, button: int, hands: Mapping[int, str]) -> str:

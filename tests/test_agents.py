@@ -221,11 +221,11 @@ def test_bad_specs_are_clear_errors(spec, words):
 
 
 def test_check_spec_finds_missing_and_broken_checkpoints(tmp_path):
-    with pytest.raises(ValueError, match=f"^agent 'ppo:{tmp_path}/missing.zip': no checkpoint at "
+    with pytest.raises(ValueError, match=f"^agent 'ppo:{tmp_path}/missing.zip': no model at "
                                          f"{tmp_path}/missing.zip: no such file or folder$"):
         check_spec(f"ppo:{tmp_path}/missing.zip")
     (tmp_path / "m.zip").write_bytes(b"")
-    with pytest.raises(ValueError, match=f"{tmp_path}/m.zip is not a model: not a zip file"):
+    with pytest.raises(ValueError, match=f"{tmp_path}/m.zip is not a model: neither an agent file"):
         check_spec(f"ppo:{tmp_path}/m.zip")
     with pytest.raises(ValueError, match=f"{tmp_path}/m.zip is not a model"):
         check_spec(f"ppo:{tmp_path}/m")  # SB3 adds .zip itself: the same file

@@ -113,7 +113,7 @@ def test_tag_refuses_a_hand_with_nobody_to_act():
 # The VecEnv
 
 from agents.heuristic import CallAgent, RaiseAgent  # noqa: E402
-from envs.actions import CHECK_CALL, FOLD  # noqa: E402
+from envs.actions import CHECK_CALL  # noqa: E402
 from envs.single_agent import SingleAgentEnv  # noqa: E402
 from train.batched_vec import BatchedVecEnv, make_batched_vec_env, unsupported  # noqa: E402
 
@@ -314,7 +314,7 @@ def test_refused_opponents_and_configs_name_the_reason(tmp_path):
     from agents.equity import EquityAgent
     from arena.exact import build_tree, save_table, uniform_strategy
     from train.config import ConfigError, load_config
-    from train.ppo import training_env
+    from train.ppo import check_pipeline, training_env
     from train.vec import VecMaskCache
 
     class Cautious(EquityAgent):   # a subclass may act otherwise: it plays hand by hand
@@ -334,8 +334,12 @@ def test_refused_opponents_and_configs_name_the_reason(tmp_path):
     assert unsupported(load_config(overrides=["opponents.baselines={\"equity:samples=50\": 1}"])) is None
     assert unsupported(load_config(overrides=["opponents.baselines={\"tag:raise_shift=2\": 1, tag: 1}"])) is None
     assert unsupported(load_config(overrides=["env.observation_features=[hand_class]"])) is None
+    # Checked where the pipeline is chosen (train/config.py holds the schema and the ranges).
+    batched_only = load_config(overrides=["ppo.pipeline=batched", unbatched])
     with pytest.raises(ConfigError, match="ppo.pipeline is batched, but"):
-        load_config(overrides=["ppo.pipeline=batched", unbatched])
+        check_pipeline(batched_only)
+    with pytest.raises(ConfigError, match="ppo.pipeline is batched, but"):
+        training_env(batched_only)
     with pytest.raises(ConfigError, match="ppo.pipeline must be one of"):
         load_config(overrides=["ppo.pipeline=fast"])
     # auto: the batched env when it can (the default config, equity in its pool), else the
@@ -394,8 +398,8 @@ def test_the_episode_monitor_gives_vec_monitors_infos():
 
 @pytest.mark.parametrize("pipeline", ["batched", "single_agent"])
 def test_a_training_run_on_either_pipeline(tmp_path, pipeline):
-    from train.ppo import main
     from tests.test_train import smoke
+    from train.ppo import main
 
     cfg = smoke(tmp_path, f"ppo.pipeline={pipeline}", "run.total_timesteps=512", "eval.every=0",
                 "opponents.self_play.every=256")

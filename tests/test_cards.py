@@ -11,7 +11,6 @@ from hypothesis import strategies as st
 
 from envs.engine.cards import DECK, RANKS, SUITS, Card, format_cards, parse_cards
 
-
 # --- parse_cards: the accepted formats ------------------------------------------------------
 
 

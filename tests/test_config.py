@@ -8,8 +8,15 @@ from pathlib import Path
 import pytest
 import yaml
 
-from train.config import (Config, ConfigError, apply_override, config_from_dict, config_to_dict, dump_config,
-                          load_config)
+from train.config import (
+    Config,
+    ConfigError,
+    apply_override,
+    config_from_dict,
+    config_to_dict,
+    dump_config,
+    load_config,
+)
 
 REPO = Path(__file__).resolve().parent.parent
 CONFIGS = sorted((REPO / "configs").glob("*.yaml"))
@@ -64,7 +71,7 @@ def test_sections_are_typed_dataclasses():
     ({"opponents": {"baselines": {"tight": 1}}}, "opponents.baselines: unknown agent 'tight'"),
     ({"opponents": {"baselines": {"random": 0}}}, "opponents.baselines needs a positive weight"),
     ({"opponents": {"self_play": {"weight": 1.5}}}, "opponents.self_play.weight must be from 0 to 1"),
-    ({"eval": {"baselines": ["tag", "ppo:nowhere.zip"]}}, "eval.baselines: agent 'ppo:nowhere.zip': no checkpoint"),
+    ({"eval": {"baselines": ["tag", "ppo:nowhere.zip"]}}, "eval.baselines: agent 'ppo:nowhere.zip': no model at"),
     ({"env": {"game": "holdem"}}, "env: unknown game 'holdem'"),
     ({"env": {"players": 9}}, "env.players: soko takes 2 to 8 players, not 9"),
     ({"env": {"rules": {"antee": 2}}}, "env: unknown rules field(s) antee"),

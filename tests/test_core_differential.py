@@ -10,11 +10,12 @@ step, identical payoffs and every seat's observation at the end.
 import numpy as np
 import pytest
 
-from envs.batched import BatchedGame, evaluate as core_evaluate, evaluate_rows
+from envs.batched import BatchedGame, evaluate_rows
+from envs.batched import evaluate as core_evaluate
+from envs.differential import compare, sweep, variants
 from envs.engine.cards import RANKS
 from envs.engine.hands import evaluate
 from envs.engine.rules import RULES
-from envs.differential import compare, sweep, variants
 
 
 def test_every_variant_and_table_size_matches_the_reference():

@@ -12,16 +12,16 @@ import math
 import numpy as np
 import pytest
 
+from envs import _stud_core
 from envs.actions import action_mask, apply_action, random_action
-from envs.batched import BatchedGame, core_rules, win_probabilities as core_win_probabilities
+from envs.batched import CORE_STRENGTH, BatchedGame, core_rules
+from envs.batched import win_probabilities as core_win_probabilities
 from envs.batched import win_probability as core_win_probability
 from envs.differential import compare
 from envs.engine.equity import _spot, sample_deals, win_probability
 from envs.engine.game import Game
-from envs.engine.rules import RULES, get_rules
-from envs.observation import FEATURES, WIN_EXACT, ObservationEncoder
-
-from envs import _stud_core
+from envs.engine.rules import RULES, get_rules, hand_options
+from envs.observation import FEATURES, REFERENCE_STRENGTH, WIN_EXACT, ObservationEncoder
 
 ALL = tuple(FEATURES)
 
@@ -84,6 +84,30 @@ def test_a_candidate_face_down_card_gives_the_value_of_holding_it():
     assert checked > 50
 
 
+def test_the_reference_and_the_core_hand_strength_agree_for_candidate_face_down_cards():
+    # The encoder's two HandStrength values: what local best response asks (every card the
+    # seat might hold, and the hand classes of many hands at once) is the same in pure Python.
+    rng = np.random.default_rng(3)
+    checked = 0
+    for name, players in [("soko", 2), ("soko_mini", 2), ("follow_the_bitch_low_chicago", 3)]:
+        game = Game(name, players, seed=int(rng.integers(1 << 30)))
+        while not game.is_over:
+            seat = game.current_player
+            own = game.hole_cards(seat)
+            seen = {int(c) for c in own} | {int(c) for s in range(players) for c in game.up_cards(s)}
+            unseen = [c for c in game.rules.deck if int(c) not in seen]
+            holes = [own] + [tuple(rng.choice(unseen, len(own), replace=False).tolist()) for _ in range(3)]
+            assert (REFERENCE_STRENGTH.win_probabilities(game, seat, holes)
+                    == CORE_STRENGTH.win_probabilities(game, seat, holes))
+            rows = np.array([[*hole, *game.up_cards(seat)] for hole in holes], dtype=np.int64)
+            options = hand_options(game.rules, game.wild_ranks)
+            assert np.array_equal(REFERENCE_STRENGTH.evaluate_rows(rows, **options),
+                                  CORE_STRENGTH.evaluate_rows(rows, **options))
+            checked += 1
+            apply_action(game, random_action(action_mask(game), rng))
+    assert checked > 6
+
+
 def test_the_sampler_deals_distinct_pool_cards_evenly_and_repeats_itself():
     pool = np.array([c for c in range(52) if c % 3])  # 34 cards, not 0..n-1
     deals = sample_deals(pool, 5, 20_000, [3, 1, 4, 1, 5])
@@ -140,8 +164,8 @@ def test_the_direct_binding_refuses_bad_input_with_a_reason():
 def test_the_encoder_gets_the_same_observation_from_the_core_and_the_reference():
     rng = np.random.default_rng(7)
     for name in ("soko", "follow_the_bitch_low_chicago"):
-        fast = ObservationEncoder(name, features=ALL)
-        slow = ObservationEncoder(name, features=ALL, reference=True)
+        fast = ObservationEncoder(name, features=ALL, strength=CORE_STRENGTH)
+        slow = ObservationEncoder(name, features=ALL)
         for _ in range(4):
             game = Game(name, 3, seed=int(rng.integers(1 << 30)))
             while not game.is_over:

@@ -7,8 +7,20 @@ import random
 
 import pytest
 
-from envs.engine.events import (ACTION_KINDS, BET_KINDS, Action, Ante, Deal, End, EventKind,
-                                Show, StreetStart, Wild, Win, WinReason)
+from envs.engine.events import (
+    ACTION_KINDS,
+    BET_KINDS,
+    Action,
+    Ante,
+    Deal,
+    End,
+    EventKind,
+    Show,
+    StreetStart,
+    Wild,
+    Win,
+    WinReason,
+)
 from envs.engine.game import Game
 from envs.engine.rules import RULES
 from tests.helpers import call_down, deal, play

@@ -11,8 +11,18 @@ import pytest
 
 from agents.registry import check_spec, make_agent
 from agents.table import tuple_index
-from arena.exact import (_Walk, agent_strategy, best_response, build_tree, cfr_plus, exploitability,
-                         merge_best, profile_value, save_table, uniform_strategy)
+from arena.exact import (
+    _Walk,
+    agent_strategy,
+    best_response,
+    build_tree,
+    cfr_plus,
+    exploitability,
+    merge_best,
+    profile_value,
+    save_table,
+    uniform_strategy,
+)
 from arena.exploit import main as exploit_main
 from arena.match import play_match
 from envs.actions import action_mask, apply_action

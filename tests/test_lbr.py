@@ -15,7 +15,7 @@ from arena.exploit import main as exploit_main
 from arena.lbr import LBRAgent, equity_by_hole
 from arena.match import play_match
 from envs.actions import CHECK_CALL, FIRST_BET, action_mask, apply_action, choose_action
-from envs.engine.cards import Card, parse_cards
+from envs.engine.cards import parse_cards
 from envs.engine.game import Game
 from envs.engine.rules import get_rules
 

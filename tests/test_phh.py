@@ -30,8 +30,8 @@ from envs.engine.phh import (
 from envs.engine.rules import BETTING_STRUCTURES, RULES, deal_order
 
 pokerkit = pytest.importorskip("pokerkit")
-from pokerkit import HandHistory
-from pokerkit.state import (
+from pokerkit import HandHistory  # noqa: E402  (after the skip: pokerkit is optional)
+from pokerkit.state import (  # noqa: E402
     BringInPosting,
     CheckingOrCalling,
     CompletionBettingOrRaisingTo,

@@ -16,10 +16,10 @@ import numpy as np
 import pytest
 
 ray = pytest.importorskip("ray")
-from ray.cluster_utils import Cluster
+from ray.cluster_utils import Cluster  # noqa: E402  (after the skip: ray is optional)
 
-from tests.test_resume_exact import policy_weights
-from tests.test_train import SMOKE, smoke
+from tests.test_resume_exact import policy_weights  # noqa: E402
+from tests.test_train import SMOKE, smoke  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 ENV = {**os.environ, "PYTHONPATH": str(REPO), "RAY_DEDUP_LOGS": "0"}

@@ -40,9 +40,9 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 README = REPO / "README.md"
 DOCS = [README] + [REPO / "docs" / f"{page}.md"
-                   for page in ("engine", "envs", "training", "tournaments", "exploitability", "core")]
+                   for page in ("engine", "envs", "training", "tournaments", "exploitability", "core", "agents")]
 """The pages whose commands and snippets run here: the README and the topic pages."""
-PENDING = {"docs/agents.md"}
+PENDING: set[str] = set()
 """Pages the README links to that other branches add; a link to one may dangle until they land."""
 SMOKE_CONFIG = "configs/smoke.yaml"
 SMALL_HANDS = "24"  # a multiple of every seat rotation up to 4 players, and of the duplicate pair
@@ -122,6 +122,9 @@ RULES = [
          skip="trains a model for minutes"),
     Rule("exploitability of a trained model", r"\.venv/bin/python -m arena\.exploit .*--agent '?ppo:",
          skip="needs a model trained on soko_mini, which the smoke runs are not"),
+    Rule("convert a run's zip", r"\.venv/bin/python -m agents\.convert runs/"),
+    Rule("convert someone's zip", r"\.venv/bin/python -m agents\.convert theirs\.zip",
+         skip="stands for a zip from someone else; tests/test_agent_file.py converts one with --game"),
     Rule("benchmark", r"\.venv/bin/python bench/", skip="runs for minutes; `make bench QUICK=1` runs it"),
     Rule("sweep", r"\.venv/bin/python -m train\.sweep ",
          skip="trains a grid of runs; tests/test_ray_cluster.py runs a two-trial sweep on two nodes"),
@@ -195,13 +198,13 @@ class Runs:
         return folder
 
     def fill(self, words: list[str]) -> list[str]:
-        """Placeholders replaced: `runs/X__sN__<time>/final_model.zip` by a finished smoke run
+        """Placeholders replaced: `runs/X__sN__<time>/final_model.*` by a finished smoke run
         of seed N, any other `runs/X__sN__<time>` by an interrupted one."""
         filled = []
         for word in words:
             def folder(m: re.Match, word=word) -> str:
                 seed = int(m.group(1))
-                needs_model = word[m.end():].startswith("/final_model.zip")
+                needs_model = word[m.end():].startswith("/final_model.")
                 path = self.finished(seed) if needs_model else self.interrupted(seed)
                 return str(path.relative_to(self.root))
             filled.append(PLACEHOLDER.sub(folder, word))

@@ -64,12 +64,12 @@ def _usage_error(argv, capsys) -> str:
 
 
 @pytest.mark.parametrize("spec, game, message", [
-    ("ppo:{root}/runs/missing.zip", "soko", "no checkpoint at {root}/runs/missing.zip: no such file or folder"),
+    ("ppo:{root}/runs/missing.zip", "soko", "no model at {root}/runs/missing.zip: no such file or folder"),
     ("ppo:{root}/runs/unfinished", "soko",
      "{root}/runs/unfinished is a folder without final_model.zip (training has not finished; its "
      "checkpoints: {root}/runs/unfinished/checkpoints/ckpt_512.zip, ...)"),
     ("ppo:{root}/notes.zip", "soko",
-     "{root}/notes.zip is not a model: not a zip file (expected a MaskablePPO .zip)"),
+     "{root}/notes.zip is not a model: neither an agent file (.safetensors) nor a MaskablePPO .zip"),
     ("ppo:{root}/other.zip", "soko",
      "{root}/other.zip is a zip file but not a Stable-Baselines3 model (no data and policy.pth)"),
     ("ppo:{root}/runs/soko_tiny__s0", "follow_the_bitch",
@@ -111,8 +111,8 @@ def test_a_run_folder_plays_its_final_model(runs):
     (["--rule", "betting=foo"], "soko: betting must be 'fixed_limit', 'spread_limit', 'pot_limit' or 'no_limit', not 'foo'"),
     (["--rule", "low_chicago=maybe"], "--rule low_chicago= takes true or false, not 'maybe'"),
     (["--rule", "spread_sizes=a,b"], "--rule spread_sizes= takes numbers separated by commas, not 'a,b'"),
-    (["--agents", "tag", "tight"], "unknown agent 'tight'; valid agents: random, call, raise, tag, equity, ppo, cfr, br "
-                                   "(e.g. random, call, raise, tag, equity:samples=300, ppo:runs/<run>/final_model.zip)"),
+    (["--agents", "tag", "tight"], "unknown agent 'tight'; valid agents: random, call, raise, tag, equity, ppo, champion, "
+                                   "cfr, br (e.g. random, call, raise, tag, equity:samples=300, champion, ppo:runs/<run>)"),
     (["--agents", "tag:name=x", "call:name=x"], "agents 'tag:name=x' and 'call:name=x' are both named 'x'; "
                                                 "give them different name=..."),
 ])
@@ -151,7 +151,7 @@ def test_the_same_model_by_relative_and_absolute_path_scores_identically(runs, m
     folder = f"ppo:{os.path.relpath(runs / 'runs/soko_tiny__s0', runs / 'runs')}"  # not a path from here
     assert not Path(folder[4:]).exists()
     results = {}
-    for spec in (relative, absolute, f"ppo:./runs/soko_tiny__s0/,deterministic=false"):
+    for spec in (relative, absolute, "ppo:./runs/soko_tiny__s0/,deterministic=false"):
         cfg = TournamentConfig(agents=[spec, "random"], hands=40, seed=3, workers=1, progress=False, write=False)
         results[spec] = run_tournament(cfg)
     first, *others = results.values()

@@ -2,7 +2,6 @@
 survive a crash, --resume, and the trained model in a tournament. About 30 s on 2 cores."""
 
 import csv
-import dataclasses
 import json
 import os
 from pathlib import Path

@@ -79,13 +79,22 @@ def torch_probs(model, obs, mask) -> np.ndarray:
 @pytest.mark.parametrize("which", ["mlp", "relu", "elu"])
 def test_probabilities_are_sb3s_to_1e_5(which, request):
     model, path = request.getfixturevalue(which)
-    agent = PPOAgent(path=str(path), deterministic=False)
+    # ELU is no network this project trains: only MaskablePPO.load (the flag) builds it.
+    agent = PPOAgent(path=str(path), deterministic=False, trust_pickled_code=which == "elu")
     assert isinstance(agent.actor, TorchActor if which == "elu" else NumpyActor)
     assert agent.obs_size == model.observation_space.shape[0]
     for obs, mask in spots(400):
         probs = agent.probabilities(obs, mask)
         np.testing.assert_allclose(probs, torch_probs(model, obs, mask), atol=1e-5, rtol=0)
         assert probs[~mask].sum() == 0 and abs(probs.sum() - 1) < 1e-12
+
+
+def test_a_network_outside_the_whitelist_needs_the_flag(elu):
+    """Without trust_pickled_code an SB3 zip is built from the whitelist only: ELU is refused
+    with a sentence that names it, before any play."""
+    _, path = elu
+    with pytest.raises(ValueError, match="ELU.*not one this project builds"):
+        PPOAgent(path=str(path)).actor
 
 
 def test_numpy_and_torch_forward_passes_agree(mlp):
@@ -104,7 +113,7 @@ def test_numpy_and_torch_forward_passes_agree(mlp):
 def test_deterministic_play_is_model_predict(which, request):
     """As the old ``ppo:`` agent and the deterministic snapshots: the most likely legal action."""
     model, path = request.getfixturevalue(which)
-    agent = PPOAgent(path=str(path))
+    agent = PPOAgent(path=str(path), trust_pickled_code=which == "elu")
     for obs, mask in spots(300, seed=2):
         expected, _ = model.predict(obs, deterministic=True, action_masks=mask)
         assert agent.choose(obs, mask) == int(expected)

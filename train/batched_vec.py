@@ -25,21 +25,24 @@
   learner id is played as check/fold and counted in ``illegal_actions`` (``SingleAgentEnv``'s
   default; it has no ``illegal_action="raise"``).
 
-Opponents (``set_opponents(pool, weights)``, or ``train.vec.set_pool``), each played for all its
-slots at once:
+Opponents (``set_opponents(pool, weights)``, or ``train.vec.set_pool``): an agent with a batched
+form (``Agent.batched(rules)``, an ``agents.base.BatchedPolicy``) is played for all its slots at
+once; the env asks the agent, never its class. Those of the project:
 
 ============================== ================================================================
-``"random"``                   uniform over the legal ids, vectorised from the masks
-``agents.heuristic.CallAgent`` check or call
-``RaiseAgent``                 the smallest bet or raise when offered, else check or call
-``TagAgent``                   the core's port (``agents.heuristic.BatchedTag``)
-``agents.equity.EquityAgent``  the core's port (``agents.equity.BatchedEquity``): the same
+``"random"``, ``random``       uniform over the legal ids, vectorised from the masks
+                               (``agents.heuristic.BatchedRandom``, the env's generator)
+``call``, ``raise``            check or call; the smallest bet or raise when offered, else check
+                               or call (``BatchedCall``, ``BatchedRaise``)
+``tag``                        the core's port (``agents.heuristic.BatchedTag``)
+``equity``                     the core's port (``agents.equity.BatchedEquity``): the same
                                decision as ``EquityAgent.decide`` for each key, the keys drawn
                                from a generator of this env per pool entry (seeded by the
                                env's seed and the entry's index)
-``agents.trained.PPOAgent``    one forward pass over every slot where it acts
+``ppo``                        one forward pass over every slot where it acts
                                (``PPOAgent.choose_batch``), on the core's observation of that
-                               seat; its observation pieces must be this env's
+                               seat; its observation pieces (``observation_features``) must be
+                               this env's
 ``arena.lbr.LBRAgent``         with a target the core runs (``LBRAgent.uses_core``: a ``ppo``
                                model with a plain MLP actor): ``arena.lbr.BatchedLBR``, every
                                slot at once, the learner's actions' likelihoods kept as they are
@@ -47,8 +50,8 @@ slots at once:
 ============================== ================================================================
 
 Any other ``agents.base.Agent`` (``arena.lbr.LBRAgent`` with ``engine="python"`` or another
-target, ``cfr``, ``br``, subclasses of the
-agents above...) plays hand by hand at Python speed, on a reference ``Game`` of the hand built
+target, ``cfr``, ``br``, subclasses of the agents above, which may decide otherwise...) plays
+hand by hand at Python speed, on a reference ``Game`` of the hand built
 when it is first to act (the core's deck, button and stacks, then the hand's actions so far,
 which the env logs) and kept up to date until the hand ends, with its own copy of the agent
 for each such hand and seat (re-seeded from the env's generator: per-hand state such as LBR's
@@ -69,12 +72,10 @@ import numpy as np
 from gymnasium import spaces
 from stable_baselines3.common.vec_env import VecEnv, VecMonitor
 
-from agents.base import Agent
-from agents.equity import KEY_LIMIT, BatchedEquity, EquityAgent
-from agents.heuristic import BatchedTag, CallAgent, RaiseAgent, RandomAgent, TagAgent
-from agents.trained import PPOAgent
+from agents.base import Agent, BatchedPolicy
+from agents.heuristic import BatchedRandom
 from arena.lbr import BatchedLBR, LBRAgent
-from envs.actions import CHECK_CALL, FIRST_BET, FOLD, action_mask, apply_action, choose_action
+from envs.actions import CHECK_CALL, FOLD, action_mask, apply_action, choose_action
 from envs.batched import BatchedGame
 from envs.engine.events import ACTION_KINDS
 from envs.engine.game import Game
@@ -89,45 +90,46 @@ for _name in ("call", "complete", "bet", "raise"):
     _VOLUNTARY[_KIND[_name]] = True
 _FOLD_KIND = _KIND["fold"]
 MAX_OPPONENT_ROUNDS = 10_000  # opponent actions in a row in one step before we call it a bug
-_BATCHED = (RandomAgent, CallAgent, RaiseAgent, TagAgent, EquityAgent)   # played in NumPy or the core
 
 
-def _hand_by_hand(opponent: Any) -> bool:
-    """A pool entry played one hand at a time on a reference copy of the hand."""
-    return isinstance(opponent, Agent) and type(opponent) not in _BATCHED and not isinstance(opponent, PPOAgent)
+def batched_form(opponent: Any, rules: Rules) -> BatchedPolicy | None:
+    """The batched form of a pool entry (``"random"``: the env's own random opponent), or None:
+    it plays hand by hand on a reference copy of the hand."""
+    if isinstance(opponent, str):
+        return BatchedRandom() if opponent == "random" else None
+    return opponent.batched(rules) if isinstance(opponent, Agent) else None
 
 
-def opponent_unsupported(opponent: Any, features: Sequence[str] = ()) -> str | None:
-    """Why ``opponent`` (a pool entry) cannot play in :class:`BatchedVecEnv`, or None if it can."""
-    if opponent == "random" or type(opponent) in _BATCHED or _hand_by_hand(opponent):
+def opponent_unsupported(opponent: Any, features: Sequence[str], rules: Rules) -> str | None:
+    """Why ``opponent`` (a pool entry) cannot play in :class:`BatchedVecEnv` of ``rules`` with
+    the observation pieces ``features``, or None if it can (an agent without a batched form
+    plays hand by hand; a batched form that reads the core's observations must read these)."""
+    if opponent == "random":
         return None
-    if isinstance(opponent, PPOAgent):
-        if tuple(opponent.features) != tuple(features):
-            return (f"opponent {opponent.name!r} encodes observations with pieces {list(opponent.features)}, "
-                    f"this env with {list(features)}")
-        return None
-    return f"opponent {opponent!r} is not an agent (agents.base.Agent) or 'random'"
+    if not isinstance(opponent, Agent):
+        return f"opponent {opponent!r} is not an agent (agents.base.Agent) or 'random'"
+    form = opponent.batched(rules)
+    reads = None if form is None else form.observation_features
+    if reads is not None and tuple(reads) != tuple(features):
+        return (f"opponent {opponent.name!r} encodes observations with pieces {list(reads)}, "
+                f"this env with {list(features)}")
+    return None
 
 
 def unsupported(cfg) -> str | None:
     """Why a training config (``train.config.Config``) cannot train on :class:`BatchedVecEnv`,
-    or None if it can: an opponent without a batched form, or a trained one that encodes other
-    observation pieces."""
-    from agents.registry import parse_spec
+    or None if it can: an opponent without a batched form (the agent says, ``Agent.batched``),
+    or a trained one that encodes other observation pieces."""
+    from train.opponents import baseline_opponent
 
+    rules = get_rules(cfg.env.game, **cfg.env.rule_overrides())
     for spec in cfg.opponents.baselines:
-        name, options = parse_spec(spec)
-        if name == "ppo":  # a trained opponent must encode what this env observes
-            from train.opponents import baseline_opponent
-
-            reason = opponent_unsupported(baseline_opponent(spec, seed=0), cfg.env.observation_features)
-            if reason:
-                return f"opponents.baselines: {reason}"
-            continue
-        if name in ("equity", "tag"):  # their options are the core agents' too
-            continue
-        if name not in ("random", "call", "raise") or options:
-            return f"opponents.baselines: {spec!r} has no batched form (only random, call, raise, tag, equity and ppo)"
+        opponent = baseline_opponent(spec, seed=0)
+        reason = opponent_unsupported(opponent, cfg.env.observation_features, rules)
+        if reason:
+            return f"opponents.baselines: {reason}"
+        if batched_form(opponent, rules) is None:
+            return f"opponents.baselines: {spec!r} has no batched form (Agent.batched)"
     return None
 
 
@@ -135,11 +137,13 @@ class BatchedVecEnv(VecEnv):
     """``n`` hands of ``rules`` at ``num_players`` seats, one learner seat each (module docstring).
 
     The core writes the observation of the player to act only for the learner's seat and the
-    seats of ``PPOAgent`` opponents (``BatchedGame.set_observed_seats``, set for each new hand
+    seats of opponents that read them (``BatchedPolicy.observation_features``: ``ppo``;
+    ``BatchedGame.set_observed_seats``, set for each new hand
     and pool); ``observe_every_seat=True`` writes every seat's, as before (the same values
     where they are read, slower: a benchmark's A/B switch)."""
 
     render_mode = None  # hands are arrays here; SingleAgentEnv renders one (``render_mode="ansi"``)
+    one_pool = True     # every hand draws from one opponent pool (train.vec.set_pool gives it one)
 
     def __init__(self, rules: Rules | str, num_players: int, n: int, *,
                  observation_features: Sequence[str] = (), opponents: Sequence[Any] | None = None,
@@ -166,7 +170,7 @@ class BatchedVecEnv(VecEnv):
         self._seed = seed
         self._rng = np.random.default_rng(seed)
         self._actions: np.ndarray | None = None
-        self._in_core: dict[int, BatchedTag | BatchedEquity] = {}   # pool index -> its core agent
+        self._forms: list[BatchedPolicy | None] = []   # pool index -> its batched form (None: hand by hand)
         self._key_rngs: dict[int, np.random.Generator] = {}  # pool index -> its keys' generator
         # Hand-by-hand opponents: every step's actions (-1: none) since the oldest hand under
         # way began, and each slot's reference copy of its hand with its agents by seat.
@@ -190,7 +194,7 @@ class BatchedVecEnv(VecEnv):
         if not pool:
             raise ValueError("the opponent pool is empty: give at least one opponent ('random' will do)")
         for opponent in pool:
-            reason = opponent_unsupported(opponent, self.features)
+            reason = opponent_unsupported(opponent, self.features, self.rules)
             if reason:
                 raise ValueError(reason)
         if weights is None:
@@ -201,10 +205,7 @@ class BatchedVecEnv(VecEnv):
                 raise ValueError(f"opponent weights must be {len(pool)} non-negative numbers with a "
                                  f"positive sum, not {list(weights)!r}")
         self.opponents = pool
-        # tag and equity entries play in the core, each with its own options.
-        self._in_core = {i: BatchedEquity.like(o) for i, o in enumerate(pool) if type(o) is EquityAgent}
-        self._in_core.update({i: BatchedTag(self.rules, raise_shift=o.raise_shift, call_shift=o.call_shift)
-                              for i, o in enumerate(pool) if type(o) is TagAgent})
+        self._forms = [batched_form(o, self.rules) for o in pool]   # asked once per pool
         self._cumulative = np.cumsum(w / w.sum())
         # LBR entries whose target the core runs play every slot at once (BatchedLBR); the
         # others (engine="python", targets without an MLP actor) hand by hand. An earlier
@@ -214,12 +215,13 @@ class BatchedVecEnv(VecEnv):
                      if isinstance(o, LBRAgent) and o.uses_core(self.rules)}
         # Which pool entries read the core's observations (the others decide from the masks or
         # the core's own hands); the hands under way keep their entries' indices, now of this pool.
-        self._reads = np.array([isinstance(o, PPOAgent) for o in pool] + [True])  # [-1]: the learner
+        self._reads = np.array([form is not None and form.observation_features is not None
+                                for form in self._forms] + [True])  # [-1]: the learner
         self._observe(np.arange(self.num_envs))
 
     def _observe(self, slots: np.ndarray) -> None:
         """Tell the core whose observations to write in ``slots``: the learner's seat and the
-        seats of pool entries that read them (``PPOAgent``), or every seat with
+        seats of pool entries that read them (``ppo``), or every seat with
         ``observe_every_seat``. The core skips encoding the others' (the features' Monte-Carlo
         most of all); their rows are zeros, which nobody reads."""
         if self.observe_every_seat:
@@ -262,21 +264,8 @@ class BatchedVecEnv(VecEnv):
         for index in np.bincount(entries, minlength=len(self.opponents)).nonzero()[0]:
             pick = entries == index
             rows = slots[pick]
-            opponent = self.opponents[index]
-            if isinstance(opponent, str) or type(opponent) is RandomAgent:  # uniform over the legal ids
-                legal = g.action_mask[rows].astype(bool)
-                nth = (self._rng.random(len(rows)) * legal.sum(axis=1)).astype(np.int64)
-                out[pick] = (np.cumsum(legal, axis=1) <= nth[:, None]).sum(axis=1)
-            elif type(opponent) is CallAgent:
-                out[pick] = CHECK_CALL
-            elif type(opponent) is RaiseAgent:
-                can = g.action_mask[rows, FIRST_BET] != 0 if g.num_actions > FIRST_BET else np.zeros(len(rows), bool)
-                out[pick] = np.where(can, FIRST_BET, CHECK_CALL)
-            elif type(opponent) is TagAgent:
-                out[pick] = self._in_core[index].act(g, rows)
-            elif type(opponent) is EquityAgent:
-                out[pick] = self._in_core[index].act(g, rows, self._keys(int(index)).integers(KEY_LIMIT, size=len(rows)))
-            elif index in self._lbr:   # every slot at once, on the core
+            form = self._forms[index]
+            if index in self._lbr:   # every slot at once, on the core
                 lbr = self._lbr[int(index)]
                 for slot, seat in zip(rows.tolist(), seats[pick].tolist()):
                     if not lbr.has(slot) or lbr.hands[slot].seat != seat:
@@ -284,11 +273,10 @@ class BatchedVecEnv(VecEnv):
                     if not lbr.seeded(slot):    # its first turn: a stream of its own, as a copy's
                         lbr.seed(slot, int(self._keys(-1).integers(2 ** 63)))
                 out[pick] = lbr.act(rows, seats[pick], g.action_mask[rows])
-            elif _hand_by_hand(opponent):
+            elif form is None:
                 out[pick] = [self._hand_by_hand_action(slot, int(index)) for slot in rows.tolist()]
-            else:  # PPOAgent: one forward pass over its slots, on the core's observation of that seat
-                uniforms = None if opponent.deterministic else self._rng.random(len(rows))
-                out[pick] = opponent.choose_batch(g.observations[rows], g.action_mask[rows], uniforms)
+            else:   # every slot of this entry at once (NumPy, the core, or one forward pass)
+                out[pick] = form.act_slots(g, rows, rng=self._rng, stream=self._keys(int(index)))
         return out
 
     def _hand_by_hand_action(self, slot: int, index: int) -> int:

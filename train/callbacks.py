@@ -76,6 +76,19 @@ def save_model(model, path: Path) -> Path:
     return path
 
 
+def save_agent(model, path: Path, cfg: Config) -> Path:
+    """The learner's policy as an agent file (``agents.agent_file``) at ``path``, with how it was
+    made: the run's config, command and commit (read from its folder), the seed and the steps."""
+    from agents.agent_file import run_record, save_agent_file
+    from envs.engine.rules import get_rules
+
+    record = run_record(Path(path))
+    made = {"config": record.get("config", {}), "seed": cfg.run.seed, "commit": record.get("commit", "unknown"),
+            "steps": int(model.num_timesteps), "command": record.get("command", "")}
+    return save_agent_file(path, model.policy, rules=get_rules(cfg.env.game, **cfg.env.rule_overrides()),
+                           features=cfg.env.observation_features, players=cfg.env.players, made=made)
+
+
 def tag_name(spec: str) -> str:
     """A TensorBoard-friendly name for an agent spec: ``"equity:samples=50"`` -> ``equity_samples_50``."""
     return re.sub(r"[^A-Za-z0-9]+", "_", spec).strip("_") or "agent"
@@ -128,6 +141,7 @@ class OpponentPool:
     """The baselines and the learner's snapshots that the training envs draw opponents from."""
 
     def __init__(self, cfg: Config, venv, snapshot_dir: Path, checkpoint_dir: Path | None = None) -> None:
+        self.cfg = cfg
         self.baselines = dict(cfg.opponents.baselines)
         self.self_play = cfg.opponents.self_play
         self.seed = cfg.run.seed
@@ -158,9 +172,11 @@ class OpponentPool:
                              lbr_samples=self.self_play.lbr_samples)
 
     def add_snapshot(self, model, timesteps: int) -> Path:
-        """Freeze the learner: save it as ``snapshots/snapshot_<timesteps>.zip`` and add it."""
+        """Freeze the learner: save it as ``snapshots/snapshot_<timesteps>.zip`` (and the same as an
+        agent file, ``.safetensors``) and add it."""
         self.snapshot_dir.mkdir(parents=True, exist_ok=True)
         path = save_model(model, self.snapshot_dir / f"snapshot_{timesteps}.zip")
+        save_agent(model, path.with_suffix(".safetensors"), self.cfg)
         policy = PPOAgent.from_model(model, name=f"snapshot_{timesteps}",
                                      deterministic=self.self_play.deterministic)
         self.snapshots.append((timesteps, path, policy))
@@ -177,8 +193,8 @@ class OpponentPool:
         keep = {p.name for _, p, _ in self.snapshots}
         if self.checkpoint_dir is not None:
             keep |= referenced_snapshots(self.checkpoint_dir)
-        for path in self.snapshot_dir.glob("snapshot_*.zip"):
-            if path.name not in keep:
+        for path in [*self.snapshot_dir.glob("snapshot_*.zip"), *self.snapshot_dir.glob("snapshot_*.safetensors")]:
+            if path.with_suffix(".zip").name not in keep:
                 path.unlink(missing_ok=True)
 
     def state(self) -> dict[str, Any]:

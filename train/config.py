@@ -146,7 +146,9 @@ class PPOConfig:
     n_envs: int = 1
     # Which training env: batched (train/batched_vec.py: n_envs hands on the compiled core,
     # opponents in batches), single_agent (n_envs SingleAgentEnv copies, vec_env below), or
-    # auto: batched when the config allows it (train.batched_vec.unsupported), else single_agent.
+    # auto: batched when the config allows it (train.batched_vec.unsupported), else single_agent;
+    # whether batched can train this config is checked where the pipeline is chosen
+    # (train.ppo.check_pipeline), not here: this module holds the schema and the ranges.
     pipeline: Literal["auto", "batched", "single_agent"] = "auto"
     # single_agent only: dummy: all envs in this process; subproc: SB3's SubprocVecEnv, one
     # process per env.
@@ -380,12 +382,6 @@ def _check(cfg: Config) -> None:
     need(ppo.env_threads >= 1, f"ppo.env_threads must be at least 1, not {ppo.env_threads}")
     need(re.fullmatch(r"(auto|cpu|cuda|mps)(:\d+)?", ppo.device) is not None,
          f"ppo.device must be auto, cpu, cuda, cuda:N or mps, not {ppo.device!r}")
-
-    if ppo.pipeline == "batched":
-        from train.batched_vec import unsupported
-
-        reason = unsupported(cfg)
-        need(reason is None, f"ppo.pipeline is batched, but {reason} (use auto or single_agent)")
 
     ev = cfg.eval
     need(ev.every >= 0, f"eval.every must be at least 0, not {ev.every}")

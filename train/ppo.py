@@ -14,7 +14,9 @@ One run folder per run, ``runs/<config name>__s<seed>__<YYYYmmdd-HHMMSS>/``:
 ``tb/``              TensorBoard: SB3's own tags plus ``eval/``, ``poker/``, ``selfplay/``
 ``checkpoints/``     ``ckpt_<timesteps>.zip`` + ``.json`` (pool state), written atomically
 ``snapshots/``       the learner's frozen copies in the self-play pool
-``final_model.zip``  the trained policy: ``ppo:runs/<run>/final_model.zip`` in a tournament
+``final_model.zip``  the trained policy (SB3's zip, which ``--resume`` and SB3 read)
+``final_model.safetensors``  the same policy as an agent file, safe to share (``agents.agent_file``):
+                     ``ppo:runs/<run>`` in a tournament loads it
 ``eval.csv``         every evaluation: bb/100 and 95% interval against each baseline
 ==================== =====================================================================
 
@@ -48,8 +50,15 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from train.config import (Config, ConfigError, apply_override, config_from_dict, dump_config,
-                          load_config, read_yaml)
+from train.config import (
+    Config,
+    ConfigError,
+    apply_override,
+    config_from_dict,
+    dump_config,
+    load_config,
+    read_yaml,
+)
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -92,6 +101,20 @@ def check_agents(cfg: Config) -> None:
                 check_spec(spec, rules)
             except (ValueError, KeyError, FileNotFoundError) as exc:
                 raise ConfigError(f"{where}: {exc}") from None
+
+
+def check_pipeline(cfg: Config) -> None:
+    """A one-line ConfigError when ``ppo.pipeline`` is ``batched`` but the batched env cannot
+    train ``cfg`` (``train.batched_vec.unsupported``: an opponent without a batched form, a
+    trained one with other observation pieces); ``auto`` falls back to the single-agent envs.
+    Called where the pipeline is chosen (:func:`training_env`), and before a run folder or a
+    sweep is made."""
+    if cfg.ppo.pipeline == "batched":
+        from train.batched_vec import unsupported
+
+        reason = unsupported(cfg)
+        if reason is not None:
+            raise ConfigError(f"ppo.pipeline is batched, but {reason} (use auto or single_agent)")
 
 
 def _remove_unstarted(run_dir: Path) -> None:
@@ -137,6 +160,7 @@ def training_env(cfg: Config, *, seed: int | None = None):
     from train.batched_vec import make_batched_vec_env, unsupported
     from train.vec import make_vec_env
 
+    check_pipeline(cfg)
     ppo = cfg.ppo
     if ppo.pipeline == "batched" or (ppo.pipeline == "auto" and unsupported(cfg) is None):
         return make_batched_vec_env(cfg.env, n_envs=ppo.n_envs, seed=cfg.run.seed if seed is None else seed,
@@ -164,14 +188,29 @@ def main(cfg: Config, *, resume: str | Path | None = None, command: Sequence[str
     from sb3_contrib import MaskablePPO
     from stable_baselines3.common.callbacks import CallbackList
 
+    from agents.agent_file import FINAL_AGENT
     from train import rng_state
-    from train.callbacks import (Checkpoints, EntropySchedule, Evaluation, OpponentPool, PokerStats, ProgressBar,
-                                 SelfPlay, TimeShares, hands_seed, latest_checkpoint, restart_hands, save_model)
+    from train.callbacks import (
+        Checkpoints,
+        EntropySchedule,
+        Evaluation,
+        OpponentPool,
+        PokerStats,
+        ProgressBar,
+        SelfPlay,
+        TimeShares,
+        hands_seed,
+        latest_checkpoint,
+        restart_hands,
+        save_agent,
+        save_model,
+    )
     from train.vec import TimedVecEnv
     command_line = shlex.join(command if command is not None else [sys.executable, *sys.argv])
 
     # ---- The run folder ----------------------------------------------------------------------
     check_agents(cfg)   # before any folder is made
+    check_pipeline(cfg)
     if resume is None:
         if run_dir is None:
             run_dir = new_run_dir(cfg)
@@ -314,6 +353,7 @@ def main(cfg: Config, *, resume: str | Path | None = None, command: Sequence[str
         model.logger.dump(model.num_timesteps)
         checkpoints.save(model)
         save_model(model, run_dir / "final_model.zip")
+        save_agent(model, run_dir / FINAL_AGENT, cfg)
     finally:
         if venv is not None:
             try:
@@ -395,13 +435,14 @@ def _terminate(signum, frame) -> None:
 
 
 def _report(run_dir: Path, results, timesteps: int) -> None:
-    print(f"\ntrained {timesteps} timesteps; final model: {run_dir / 'final_model.zip'}")
+    print(f"\ntrained {timesteps} timesteps; final model: {run_dir / 'final_model.zip'} "
+          f"(agent file to share: {run_dir / 'final_model.safetensors'})")
     if results:
         print("evaluation (bb/100, 95% interval):")
         for name, est in results.items():
             if name != "timesteps":
                 print(f"  vs {name:12} {est.mean:+8.1f}  [{est.low:+.1f}, {est.high:+.1f}]")
-    print(f"put it in a tournament: python -m arena --agents ppo:{run_dir / 'final_model.zip'} "
+    print(f"put it in a tournament: python -m arena --agents ppo:{run_dir / 'final_model.safetensors'} "
           f"random call raise tag")
 
 
@@ -491,6 +532,9 @@ def cli(argv: Sequence[str] | None = None) -> int:
     signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         cfg, resume, progress = parse_args(argv)
+        from agents.trained import limit_blas_threads
+
+        limit_blas_threads(cfg.ppo.torch_threads)   # opponents' and LBR's NumPy passes, as torch
         command = None if argv is None else [sys.executable, "train/ppo.py", *argv]
         main(cfg, resume=resume, command=command, progress=progress)
     except ConfigError as exc:

@@ -187,15 +187,14 @@ def set_pool(venv: VecEnv, baselines: dict[str, float], snapshots: Sequence, *, 
              seed: int, generation: int, lbr_weight: float = 0.0, lbr_samples: int = 50,
              lbr_engine: str = "auto") -> int:
     """Give every env the opponent pool (baselines and snapshots), each with generators of its
-    own drawn from ``(seed, generation, env index)``; returns the pool's size. A
-    ``train.batched_vec.BatchedVecEnv`` gets one pool for all its hands. ``lbr_engine``: the
-    local best response's (``arena.lbr.ENGINES``; ``python`` plays it hand by hand, as before)."""
+    own drawn from ``(seed, generation, env index)``; returns the pool's size. A VecEnv whose
+    hands share one pool (``one_pool = True``: ``train.batched_vec.BatchedVecEnv``) gets one pool
+    for all its hands. ``lbr_engine``: the local best response's (``arena.lbr.ENGINES``;
+    ``python`` plays it hand by hand, as before)."""
     from train.opponents import build_pool
 
     rules = venv.get_attr("rules", indices=[0])[0]
-    from train.batched_vec import BatchedVecEnv
-
-    if isinstance(venv.unwrapped, BatchedVecEnv):  # one pool for all its hands (its own generator)
+    if getattr(venv.unwrapped, "one_pool", False):  # one pool for all its hands (its own generator)
         pool, weights = build_pool(baselines, snapshots, self_play_weight=self_play_weight,
                                    seed=np.random.SeedSequence(seed, spawn_key=(generation, 0)), rules=rules,
                                    lbr_weight=lbr_weight, lbr_samples=lbr_samples,

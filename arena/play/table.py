@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from agents.base import Agent
-from agents.registry import AGENTS, check_spec, display_name, make_agent
+from agents.registry import AGENTS, bind_spec, check_spec, display_name, make_agent
 from envs.actions import (
     CHECK_CALL,
     FIRST_BET,
@@ -113,6 +113,7 @@ def _check_config(cfg: TableConfig) -> tuple[Rules, tuple[str, ...], int]:
         specs = specs * (n - 1)
     if len(specs) != n - 1:
         raise ValueError(f"{n} players need {n - 1} opponent specs (or one for all), not {len(specs)}")
+    specs = tuple(bind_spec(s, rules, n) for s in specs)   # champion: this game's
     for spec in specs + ((cfg.coach,) if cfg.coach else ()):
         check_spec(spec, rules)
     seed = cfg.seed

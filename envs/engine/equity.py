@@ -41,8 +41,19 @@ import numpy as np
 from envs.engine.cards import RANKS, Card
 from envs.engine.game import PlayerView
 from envs.engine.hands import evaluate, evaluate_batch
-from envs.engine.rules import (NO_LOW_CHICAGO, NO_WILD, QUEEN, Rules, deal_order, deal_sequence, deck_mask,
-                               hand_options, low_chicago_key, next_wild_rank, wild_ranks)
+from envs.engine.rules import (
+    NO_LOW_CHICAGO,
+    NO_WILD,
+    QUEEN,
+    Rules,
+    deal_order,
+    deal_sequence,
+    deck_mask,
+    hand_options,
+    low_chicago_key,
+    next_wild_rank,
+    wild_ranks,
+)
 
 __all__ = ["equity", "share_units", "win_probability", "visible_seed", "sample_deals", "warm_up", "BUILD_AFTER",
            "SHARE_UNITS"]

@@ -27,13 +27,37 @@ from dataclasses import dataclass
 import numpy as np
 
 from envs.engine.cards import DECK, RANKS, Card, parse_cards
-from envs.engine.events import (ACTION_KINDS, BET_KINDS, Action, Ante, Deal, End, Event,
-                                EventKind, Show, StreetStart, Win, WinReason, Wild)
+from envs.engine.events import (
+    ACTION_KINDS,
+    BET_KINDS,
+    Action,
+    Ante,
+    Deal,
+    End,
+    Event,
+    EventKind,
+    Show,
+    StreetStart,
+    Wild,
+    Win,
+    WinReason,
+)
 from envs.engine.hands import HandValue
-from envs.engine.rules import (NO_LOW_CHICAGO, NO_WILD, Betting, Order, Rules, check_players, deal_order,
-                               deal_sequence, get_rules, low_chicago_key, next_wild_rank,
-                               rules_evaluator, wild_ranks)
-
+from envs.engine.rules import (
+    NO_LOW_CHICAGO,
+    NO_WILD,
+    Betting,
+    Order,
+    Rules,
+    check_players,
+    deal_order,
+    deal_sequence,
+    get_rules,
+    low_chicago_key,
+    next_wild_rank,
+    rules_evaluator,
+    wild_ranks,
+)
 
 _DECK_OBJECTS = np.array(DECK, dtype=object)  # indexed by a deck order (card indices, top first)
 _new = tuple.__new__  # builds a log record from all its fields at once (the hot paths use it)

@@ -31,8 +31,8 @@ from __future__ import annotations
 import enum
 import itertools
 import os
-from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 

@@ -292,6 +292,24 @@ def get_rules(rules: Rules | str, **overrides) -> Rules:
     return rules.replace(**overrides) if overrides else rules
 
 
+def rules_label(rules: Rules) -> str:
+    """``follow_the_bitch`` or ``follow_the_bitch (low_chicago=true)``: a preset and what differs.
+
+    >>> rules_label(get_rules("soko", ante=2))
+    'soko (ante=2)'
+    """
+    base = RULES.get(rules.name)
+    if base is None or base == rules:
+        return rules.name
+
+    def shown(value) -> str:
+        return str(value).lower() if isinstance(value, bool) else str(value)
+
+    diff = [f"{f.name}={shown(getattr(rules, f.name))}" for f in dataclasses.fields(rules)
+            if f.name != "name" and getattr(rules, f.name) != getattr(base, f.name)]
+    return f"{rules.name} ({', '.join(diff)})"
+
+
 def check_players(rules: Rules, num_players) -> None:
     """Refuse a table the rules do not seat: ``num_players`` must be a whole number (an ``int``)
     from ``rules.min_players`` to ``rules.max_players``. The engine, the envs, the batched core,

@@ -1,0 +1,268 @@
+"""Agent files (agents/agent_file.py): safe to load from anyone, refused in one line when wrong,
+and the same player as the SB3 model they were written from.
+
+A crafted SB3 zip carries a pickle that creates a file when unpickled (in its ``data`` entry,
+as cloudpickle blobs, and in its ``policy.pth``). ``MaskablePPO.load`` runs it (the test that
+proves the crafted file is dangerous); every public path of this project (the tournament CLI,
+``play_match``, a training opponent, the exploitability CLI) never creates the file.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import pickle
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from agents.agent_file import AgentFileError, check_model, load_policy, model_info, save_agent_file
+from agents.registry import check_spec
+from envs.engine.rules import get_rules
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+class _CreatesFile:
+    """Unpickled, it opens (and so creates) ``path``: what a hostile model file could do."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = str(path)
+
+    def __reduce__(self):
+        return (open, (self.path, "w"))
+
+
+@pytest.fixture(scope="module")
+def soko_zip(tmp_path_factory):
+    """A freshly initialised Soko MaskablePPO model saved as SB3 does (no run folder)."""
+    from sb3_contrib import MaskablePPO
+
+    from envs.single_agent import SingleAgentEnv
+
+    root = tmp_path_factory.mktemp("models")
+    model = MaskablePPO("MlpPolicy", SingleAgentEnv("soko", num_players=2), n_steps=64, batch_size=32,
+                        seed=0, device="cpu", policy_kwargs={"net_arch": [8]})
+    model.save(str(root / "model.zip"))
+    return root / "model.zip"
+
+
+def _craft(source: Path, out: Path, marker: Path, *, where: str) -> Path:
+    """A copy of ``source`` whose pickled parts create ``marker``: ``data`` (every cloudpickle
+    blob of the JSON entry) or ``policy`` (``policy.pth`` itself)."""
+    payload = pickle.dumps(_CreatesFile(marker))
+    with zipfile.ZipFile(source) as z:
+        entries = {name: z.read(name) for name in z.namelist()}
+    if where == "data":
+        data = json.loads(entries["data"])
+        for item in data.values():
+            if isinstance(item, dict) and ":serialized:" in item:
+                item[":serialized:"] = base64.b64encode(payload).decode()
+        entries["data"] = json.dumps(data).encode()
+    else:
+        entries["policy.pth"] = payload
+    with zipfile.ZipFile(out, "w") as z:
+        for name, raw in entries.items():
+            z.writestr(name, raw)
+    return out
+
+
+@pytest.fixture()
+def evil(soko_zip, tmp_path):
+    marker = tmp_path / "pwned.txt"
+    return {where: _craft(soko_zip, tmp_path / f"evil_{where}.zip", marker, where=where)
+            for where in ("data", "policy")}, marker
+
+
+def test_the_crafted_zip_runs_its_code_through_maskableppo_load(evil):
+    """The danger is real: SB3's own loader creates the file (so the tests below can fail)."""
+    files, marker = evil
+    code = ("from sb3_contrib import MaskablePPO\n"
+            "try:\n    MaskablePPO.load(%r)\nexcept Exception:\n    pass\n" % str(files["data"]))
+    subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, timeout=300)
+    assert marker.exists()
+
+
+def _run(module: str, *args: str, cwd: Path) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    return subprocess.run([sys.executable, "-m", module, *args], cwd=cwd, env=env, capture_output=True,
+                          text=True, timeout=600)
+
+
+def test_no_public_path_runs_the_crafted_code(evil, tmp_path):
+    """The tournament CLI, play_match, a training opponent and the exploit CLI: the data-entry
+    zip plays (its pickles are never decoded), the policy.pth zip is refused with a reason; the
+    marker file never appears."""
+    from arena.match import play_match
+    from tests.test_train import smoke
+    from train.ppo import main as train
+
+    files, marker = evil
+    # The tournament CLI.
+    ok = _run("arena", "--agents", f"ppo:{files['data']}", "random", "--hands", "20", "--no-progress",
+              "--out", str(tmp_path / "t"), cwd=tmp_path)
+    assert ok.returncode == 0, ok.stderr
+    bad = _run("arena", "--agents", f"ppo:{files['policy']}", "random", "--hands", "20", "--no-progress",
+               "--out", str(tmp_path / "t"), cwd=tmp_path)
+    assert bad.returncode == 2 and "not plain tensors" in bad.stderr, bad.stderr
+    assert len(bad.stderr.strip().splitlines()) == 1, bad.stderr
+    # play_match.
+    result = play_match("soko", [f"ppo:{files['data']}", "random"], hands=20, seed=0)
+    assert len(result.bb_per_100) == 2
+    with pytest.raises(ValueError, match="not plain tensors"):
+        play_match("soko", [f"ppo:{files['policy']}", "random"], hands=20, seed=0)
+    # A training opponent.
+    train(smoke(tmp_path / "runs", f"opponents.baselines={{'ppo:{files['data']}': 1}}",
+                "run.total_timesteps=256", "eval.every=0", "opponents.self_play.every=0"), progress=False)
+    with pytest.raises(Exception, match="not plain tensors"):
+        train(smoke(tmp_path / "runs2", f"opponents.baselines={{'ppo:{files['policy']}': 1}}",
+                    "run.total_timesteps=256", "eval.every=0", "opponents.self_play.every=0"), progress=False)
+    # The exploitability CLI (local best response).
+    ok = _run("arena.exploit", "--game", "soko", "--agent", f"ppo:{files['data']}", "--method", "lbr",
+              "--hands", "20", "--samples", "5", "--no-write", "--no-progress", cwd=tmp_path)
+    assert ok.returncode == 0, ok.stderr
+    bad = _run("arena.exploit", "--game", "soko", "--agent", f"ppo:{files['policy']}", "--method", "lbr",
+               "--hands", "20", "--no-write", "--no-progress", cwd=tmp_path)
+    assert bad.returncode == 2 and "not plain tensors" in bad.stderr, bad.stderr
+    assert not marker.exists()
+
+
+# ---------------------------------------------------------------------------------------------
+# Agent files refused in one line
+
+
+@pytest.fixture(scope="module")
+def agent_file(soko_zip, tmp_path_factory):
+    policy, _ = load_policy(soko_zip)
+    path = tmp_path_factory.mktemp("agent") / "soko.safetensors"
+    return save_agent_file(path, policy, rules=get_rules("soko"), made={"seed": 0, "steps": 0})
+
+
+def _rewrite_header(path: Path, out: Path, change) -> Path:
+    from safetensors import safe_open
+    from safetensors.numpy import load_file, save
+
+    with safe_open(str(path), framework="np") as f:
+        header = json.loads(f.metadata()["stud_arena"])
+    change(header)
+    out.write_bytes(save(load_file(str(path)), metadata={"stud_arena": json.dumps(header)}))
+    return out
+
+
+def _broken(agent_file: Path, tmp_path: Path, what: str) -> Path:
+    raw = agent_file.read_bytes()
+    out = tmp_path / f"{what}.safetensors"
+    if what == "tampered":
+        body = bytearray(raw)
+        body[-5] ^= 0x40                      # one bit of the last tensor
+        out.write_bytes(bytes(body))
+    elif what == "truncated":
+        out.write_bytes(raw[: len(raw) * 2 // 3])
+    elif what == "layout":
+        _rewrite_header(agent_file, out, lambda h: h["observation"].update(layout_sha256="0" * 64))
+    elif what == "version":
+        _rewrite_header(agent_file, out, lambda h: h.update(version=99))
+    return out
+
+
+@pytest.mark.parametrize("what, message", [
+    ("tampered", "its tensors do not match the hash in its header"),
+    ("truncated", "is not a readable agent file"),
+    ("layout", "its observation layout hash is not the layout this version builds"),
+    ("version", "is agent file version 99"),
+])
+def test_a_broken_agent_file_is_one_line_and_exit_2_before_any_hand(agent_file, tmp_path, what, message):
+    path = _broken(agent_file, tmp_path, what)
+    with pytest.raises(AgentFileError, match=message):
+        check_model(path)
+    result = _run("arena", "--agents", f"ppo:{path}", "random", "--hands", "20", "--no-progress",
+                  "--out", str(tmp_path / "t"), cwd=tmp_path)
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and message in lines[0], result.stderr
+    assert not (tmp_path / "t").exists()      # nothing played, nothing written
+
+
+def test_an_agent_file_of_another_game_is_refused(agent_file):
+    check_spec(f"ppo:{agent_file}", get_rules("soko"))
+    with pytest.raises(ValueError, match="plays soko; this game is soko_nordic"):
+        check_spec(f"ppo:{agent_file}", get_rules("soko_nordic"))  # same layout, other rules
+    with pytest.raises(ValueError, match="plays soko; this game is follow_the_bitch"):
+        check_spec(f"ppo:{agent_file}", get_rules("follow_the_bitch"))
+
+
+def test_the_header_says_what_the_issue_asks(agent_file):
+    info = model_info(agent_file)
+    h = info.header
+    assert (h["format"], h["version"], h["game"], h["players"]) == ("stud-arena-agent", 1, "soko", 2)
+    assert get_rules("soko") == info.rules
+    assert h["observation"]["size"] == sum(size for _, size in h["observation"]["pieces"]) == info.obs_size
+    assert h["actions"]["count"] == info.n_actions and h["actions"]["ids"][:2] == ["fold", "check_call"]
+    assert h["network"] == {"architecture": "mlp", "net_arch": [8], "activation": "tanh",
+                            "features_extractor": "flat", "kwargs": {}}
+    assert h["normalisation"] is None and len(h["tensors_sha256"]) == 64 and h["made"]["seed"] == 0
+    assert agent_file.stat().st_size < 50_000   # the actor only: no value net, no optimizer
+
+
+# ---------------------------------------------------------------------------------------------
+# Round trip: train, save, load
+
+
+def test_train_save_load_plays_the_sb3_models_actions_on_10000_decisions(smoke_run, tmp_path):
+    from sb3_contrib import MaskablePPO
+
+    from agents.trained import PPOAgent
+    from tests.test_trained import spots
+
+    _, run_dir = smoke_run
+    assert (run_dir / "final_model.safetensors").is_file()
+    snapshots = sorted((run_dir / "snapshots").glob("*.zip"))
+    assert snapshots and all(p.with_suffix(".safetensors").is_file() for p in snapshots)
+    model = MaskablePPO.load(run_dir / "final_model.zip", device="cpu")
+    from_file = PPOAgent(path=str(run_dir))            # the run folder names its agent file
+    assert from_file.path == run_dir and model_info(run_dir).kind == "agent file"
+    converted = tmp_path / "converted.safetensors"
+    done = _run("agents.convert", str(run_dir / "final_model.zip"), str(converted), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    from_converted = PPOAgent(path=str(converted))
+    decisions = spots(8000, seed=7)                    # 8,000 from hands + 2,000 random vectors
+    assert len(decisions) == 10_000
+    expected = [int(model.predict(obs, deterministic=True, action_masks=mask)[0]) for obs, mask in decisions]
+    assert [from_file.choose(obs, mask) for obs, mask in decisions] == expected
+    assert [from_converted.choose(obs, mask) for obs, mask in decisions] == expected
+    made = model_info(converted).header["made"]
+    assert made["seed"] == 0 and made["steps"] == model.num_timesteps and made["config"]["env"]["game"] == "soko"
+
+
+def test_convert_refuses_bad_input_in_one_line(tmp_path, soko_zip):
+    (tmp_path / "notes.zip").write_bytes(b"not a zip")
+    for args, message in [([str(tmp_path / "missing.zip")], "no model at"),
+                          ([str(tmp_path / "notes.zip")], "is not a model"),
+                          ([str(soko_zip)], "sits in no run folder"),
+                          ([str(soko_zip), "--game", "follow_the_bitch"], "reads 606 observation values")]:
+        result = _run("agents.convert", *args, str(tmp_path / "out.safetensors"), cwd=tmp_path)
+        assert result.returncode == 2, result.stderr
+        lines = result.stderr.strip().splitlines()
+        assert len(lines) == 1 and message in lines[0], result.stderr
+    result = _run("agents.convert", str(soko_zip), str(tmp_path / "out.safetensors"), "--game", "soko", cwd=tmp_path)
+    assert result.returncode == 0 and model_info(tmp_path / "out.safetensors").rules == get_rules("soko")
+
+
+def test_loading_an_agent_file_leaves_the_global_generators_alone(agent_file):
+    """A run loads opponents mid-training: building the network must not move its generators."""
+    import random
+
+    import torch
+
+    before = random.random(), np.random.random(), torch.rand(1).item()
+    random.seed(1), np.random.seed(1), torch.manual_seed(1)
+    load_policy(agent_file)
+    after = random.random(), np.random.random(), torch.rand(1).item()
+    random.seed(1), np.random.seed(1), torch.manual_seed(1)
+    assert after == (random.random(), np.random.random(), torch.rand(1).item())
+    assert before != after
