@@ -19,7 +19,11 @@ raise by their value *if both sides only check or call from there on*:
   target's fold probability to that raise over the range (its policy in the spot after the
   raise) and ``wp'`` is ``wp`` against the range that does not fold.
 
-The best of these is played (ties: the lowest id). LBR is a legal strategy, so what it wins in a
+The best of these is played (ties: the lowest id). For a ``ppo`` target with a plain MLP actor
+the compiled core computes its policy over the range (:class:`CoreTargetPolicy`,
+``engine="auto"`` or ``"core"``; docs/core.md, "Local best response in the core"): the same
+decisions as the Python reference (``engine="python"``), several times faster, and
+:class:`BatchedLBR` plays every hand slot of the batched training env at once. LBR is a legal strategy, so what it wins in a
 duplicate match against the target (``arena.match.play_match``: both seats, luck correction
 available) is a lower bound on the target's exploitability, with a 95% interval.
 
@@ -51,7 +55,8 @@ from envs.engine.game import Game, PlayerView
 from envs.engine.rules import DOWN, Rules, hand_options
 from envs.observation import OBSERVER_BATCHES
 
-__all__ = ["LBRAgent", "equity_by_hole", "check_rules", "action_id"]
+__all__ = ["LBRAgent", "BatchedLBR", "CoreTargetPolicy", "ENGINES", "core_target_supported", "equity_by_hole", "check_rules",
+           "action_id"]
 
 _ONE_CARD = tuple((Card(c),) for c in range(52))
 """The face-down cards ``(card,)`` of each card id, built once (the range's candidates)."""
@@ -104,7 +109,11 @@ def equity_by_hole(rules: Rules, mine: list[int], their_up: list[int], candidate
     if deals <= samples:   # (on the last street k = 0: one deal of nothing, each card scored once)
         future = np.array(list(itertools.permutations(pool.tolist(), k)), dtype=np.int64)
     else:
-        future = pool[np.argsort(rng.random((samples, P)), axis=1)[:, :k]]
+        # pool[argsort(rng.random((samples, P)), axis=1)[:, :k]], the first k by a selection
+        # in the core instead of a whole sort (the same deals: the draws are distinct)
+        from envs import _stud_core
+
+        future = pool[_stud_core.smallest_k(rng.random((samples, P)), k)]
     return showdown_shares(mine, their_up, candidates, future, mine_n, **hand_options(rules))
 
 
@@ -178,25 +187,162 @@ class _TargetPolicy:
         return out
 
 
+def core_target_supported(target: Agent) -> bool:
+    """Whether the core computes ``target``'s policy over its range (:class:`CoreTargetPolicy`): a
+    ``ppo`` model whose actor is a plain MLP (``agents.trained.NumpyActor``: ``Linear`` layers
+    with ``Tanh`` or ``ReLU``). Any other target is asked by :class:`_TargetPolicy`."""
+    if type(target).__name__ != "PPOAgent":
+        return False
+    from agents.trained import NumpyActor
+
+    actor = target.actor
+    return type(actor) is NumpyActor and all(act in (None, "Tanh", "ReLU") for _, _, act in actor.layers)
+
+
+class CoreTargetPolicy:
+    """The target's action probabilities for each candidate face-down card in spots of hands
+    held by the core (``envs.batched.BatchedGame``), computed by the core (``src/arena/lbr.h``,
+    ``LbrTarget``): each candidate's observation encoded by the core with that card as the
+    target's face-down card, the network run on it row by row, the masked softmax (a one-hot
+    when the model is deterministic), many spots in one call. The same probabilities as
+    :class:`_TargetPolicy` up to float32 rounding (``tests/test_lbr_core.py``)."""
+
+    def __init__(self, target: Agent, rules: Rules) -> None:
+        from envs import _stud_core
+        from envs.actions import num_actions
+        from envs.observation import WIN_EXACT, WIN_SAMPLES, build_layout
+
+        self.rules = rules
+        layout = build_layout(rules, target.features)
+        self.core = _stud_core.LbrTarget(
+            target.actor.layers, bool(target.deterministic), [(p.name, p.start, p.size) for p in layout],
+            layout.size, rules.max_players, rules.num_streets, num_actions(rules), WIN_SAMPLES, WIN_EXACT)
+
+    def spots(self, game, slots, seats, actions, candidates: list[np.ndarray]) -> list[np.ndarray | None]:
+        """For each spot ``i`` (hand ``slots[i]`` of the ``BatchedGame`` ``game``, after the
+        action id ``actions[i]`` of its player to act when it is not -1): the target's policy
+        at ``seats[i]`` for each card of ``candidates[i]``, (len, actions), or None when the
+        target is not to act there."""
+        counts = np.array([len(c) for c in candidates], dtype=np.int64)
+        cards = np.concatenate(candidates).astype(np.int64) if len(candidates) else np.zeros(0, np.int64)
+        probs, to_act = self.core.policies(game._core, np.asarray(slots, dtype=np.int64),
+                                           np.asarray(seats, dtype=np.int64), np.asarray(actions, dtype=np.int64),
+                                           cards, counts)
+        out, at = [], 0
+        for n, here in zip(counts.tolist(), to_act.tolist()):
+            out.append(probs[at:at + n] if here else None)
+            at += n
+        return out
+
+    def __getstate__(self):
+        raise TypeError("a CoreTargetPolicy holds the core's network: build it again in the process")
+
+
 # ---------------------------------------------------------------------------------------------
 # The agent
 
 
+ENGINES = ("auto", "core", "python")
+"""Where the target's policy over the range is computed (``LBRAgent(engine=...)``): ``core`` by
+:class:`CoreTargetPolicy` on a core copy of the hand (``ppo`` models with a plain MLP actor),
+``python`` by :class:`_TargetPolicy` on a replayed ``Game`` (any target: the reference),
+``auto`` the core where it applies."""
+
+
+def _bet_value(pot: int, to_call: int, put: int, w: np.ndarray, eq: np.ndarray, fold: np.ndarray | None,
+               wp: float) -> float:
+    """A bet or raise putting in ``put`` chips: ``fp * pot + (1 - fp) * (wp' * (pot + extra) -
+    (1 - wp') * put)`` (the module docstring); ``fold``: the target's fold probability per
+    candidate after it (None: it is not to act then)."""
+    if fold is None:
+        fold = np.zeros(len(w))
+    extra = put - to_call
+    fp = float(w @ fold)
+    stay = w * (1 - fold)
+    wp_called = float(stay @ eq / stay.sum()) if stay.sum() > 0 else wp
+    return fp * pot + (1 - fp) * (wp_called * (pot + extra) - (1 - wp_called) * put)
+
+
+def _bayes(weights: np.ndarray, candidates: np.ndarray, likelihood: np.ndarray) -> np.ndarray:
+    """The range after an action the target takes with probability ``likelihood`` (per
+    candidate card); unchanged if no card explains it (a policy that is not the one it played)."""
+    posterior = weights.copy()
+    posterior[candidates] *= likelihood
+    return posterior if posterior.sum() > 0 else weights
+
+
+def _weights(rules: Rules, range_: np.ndarray, seen: list[int]) -> tuple[np.ndarray, np.ndarray]:
+    """The candidate cards and their normalised weights at a decision: the range without the
+    cards seen now, or every unseen card when nothing explains the target's play."""
+    weights = range_.copy()
+    weights[seen] = 0.0
+    if weights.sum() <= 0:   # nothing explains its play: back to every unseen card
+        weights = np.zeros(52)
+        weights[[int(c) for c in rules.deck]] = 1.0
+        weights[seen] = 0.0
+    candidates = np.flatnonzero(weights)
+    return candidates, weights[candidates] / weights[candidates].sum()
+
+
+def _equity_against(rules: Rules, mine: list[int], their_up: list[int], seen: list[int], samples: int,
+                    rng: np.random.Generator) -> np.ndarray:
+    """(52,) my showdown share against each card I cannot see as the other's face-down card
+    (:func:`equity_by_hole` over every unseen card)."""
+    unseen_mask = np.zeros(52, dtype=bool)
+    unseen_mask[[int(c) for c in rules.deck]] = True
+    unseen_mask[seen] = False
+    unseen = np.flatnonzero(unseen_mask)   # sorted, as the roll-outs expect
+    total = rules.cards_per_player
+    eq = np.zeros(52)
+    eq[unseen] = equity_by_hole(rules, mine, their_up, unseen,
+                                to_come=(total - len(mine), total - 1 - len(their_up)),
+                                samples=samples, rng=rng, unseen=unseen)
+    return eq
+
+
+def _values(action_mask: np.ndarray, pot: int, to_call: int, committed: int, raise_to_amounts, w: np.ndarray,
+            eq: np.ndarray, folds: dict[int, np.ndarray | None]) -> dict[int, float]:
+    """Each legal action's value if both sides only check or call from there on (the module
+    docstring); ``folds``: the target's fold probabilities after each bet or raise id."""
+    wp = float(w @ eq)
+    values = {FOLD: 0.0, CHECK_CALL: wp * pot - (1 - wp) * to_call}
+    for a, fold in folds.items():
+        values[a] = _bet_value(pot, to_call, raise_to_amounts[a - FIRST_BET] - committed, w, eq, fold, wp)
+    return {a: v for a, v in values.items() if action_mask[a]}
+
+
+def _best(values: dict[int, float]) -> int:
+    """The action of the highest value (ties: the lowest id)."""
+    return max(values, key=lambda a: (values[a], -a))
+
+
 class LBRAgent(Agent):
     """Local best response to ``target`` (an agent or a spec); ``samples`` roll-outs of the
-    cards to come per decision before the last street."""
+    cards to come per decision before the last street; ``engine``: where the target's policy
+    over the range is computed (:data:`ENGINES`; the same decisions either way, up to float32
+    rounding of the network's outputs)."""
 
-    def __init__(self, target: Agent | str, *, samples: int = 200) -> None:
+    def __init__(self, target: Agent | str, *, samples: int = 200, engine: str = "auto") -> None:
         super().__init__()
+        if engine not in ENGINES:
+            raise ValueError(f"LBRAgent engine must be one of {', '.join(ENGINES)}, not {engine!r}")
         self.target = make_agent(target)
         self.samples = samples
+        self.engine = engine
         self.name = f"lbr:{display_name(self.target)}"
         self._policy: _TargetPolicy | None = None
+        self._core: CoreTargetPolicy | None = None
+        self._mirror = None   # the core's copy of the hand (envs.batched.BatchedGame, one slot)
         self._range: np.ndarray | None = None
         self._seen_actions = 0
         self._eq_key: tuple | None = None
         self._eq = np.zeros(52)
         self.last_values: dict[int, float] = {}
+
+    def __getstate__(self) -> dict:
+        state = self.__dict__.copy()
+        state["_core"] = state["_mirror"] = None   # core objects: built again where it plays
+        return state
 
     def reset(self, seed=None) -> None:
         super().reset(seed)
@@ -204,29 +350,48 @@ class LBRAgent(Agent):
         self._seen_actions = 0
         self._eq_key = None
 
+    def uses_core(self, rules: Rules) -> bool:
+        """Whether this agent asks the core for the target's policy at ``rules`` (``engine``)."""
+        if self.engine == "python":
+            return False
+        supported = core_target_supported(self.target)
+        if self.engine == "core" and not supported:
+            raise ValueError(f"LBRAgent(engine='core') needs a ppo target with a plain MLP actor, not "
+                             f"{display_name(self.target)!r} (use engine='auto' or 'python')")
+        return supported
+
     def warm_up(self, rules: Rules) -> None:
         """Build the target's hand tables, once per process (the roll-outs need none: the core
         scores them), and the target's policy over the range for ``rules``, which copies of
         this agent share (the batched training env plays a copy per hand)."""
         check_rules(rules)
-        if self._policy is None or self._policy.rules != rules:
-            self._policy = _TargetPolicy(self.target, rules)
+        self._target_policy(rules)
         warm = getattr(self.target, "warm_up", None)
         if warm is not None:
             warm(rules)
+
+    def _target_policy(self, rules: Rules) -> None:
+        if self.uses_core(rules):
+            if self._core is None or self._core.rules != rules:
+                from envs.batched import BatchedGame
+
+                check_rules(rules)
+                self._core = CoreTargetPolicy(self.target, rules)
+                self._mirror = BatchedGame(rules, 2, 1, auto_reset=False)
+        elif self._policy is None or self._policy.rules != rules:
+            check_rules(rules)
+            self._policy = _TargetPolicy(self.target, rules)
 
     @property
     def range(self) -> np.ndarray | None:
         """Weights (52,) of the target's face-down card (unnormalised; None before the hand)."""
         return self._range
 
-    def _replay(self, view: PlayerView, other: int) -> Game:
-        """The hand replayed from ``view`` (the target's face-down card a stand-in), updating
-        the range at every target action not yet seen."""
+    def _deck(self, view: PlayerView) -> tuple[list[int], set[int]]:
+        """The hand's deal order from ``view`` (the target's face-down card a stand-in, then the
+        rest of the deck), and the cards seen; sets the range up at the hand's first decision
+        and clears every card seen now from it."""
         rules = view.rules
-        if self._policy is None or self._policy.rules != rules:
-            check_rules(rules, view.num_players)
-            self._policy = _TargetPolicy(self.target, rules)
         if self._range is None:
             self._range = np.zeros(52)
             self._range[[int(c) for c in rules.deck]] = 1.0
@@ -238,6 +403,19 @@ class LBRAgent(Agent):
                 for e in view.log if e.kind == EventKind.DEAL]
         dealt = set(deck)
         deck += [int(c) for c in rules.deck if int(c) not in dealt]   # a whole order: no shuffle
+        return deck, seen
+
+    def _replay(self, view: PlayerView, other: int):
+        """The hand replayed from ``view`` (the target's face-down card a stand-in), updating
+        the range at every target action not yet seen: a ``Game``, or with the core the
+        one-slot ``BatchedGame`` that holds the hand."""
+        self._target_policy(view.rules)
+        if self._core is not None and self.uses_core(view.rules):
+            return self._replay_core(view, other)
+        rules = view.rules
+        if view.num_players != 2:
+            check_rules(rules, view.num_players)
+        deck, _ = self._deck(view)
         stacks = tuple(s + t for s, t in zip(view.stacks, view.total_committed))
         game = Game(rules, view.num_players, stacks=stacks, button=view.button, deck=deck, seed=0)
         actions = 0
@@ -251,16 +429,43 @@ class LBRAgent(Agent):
         self._seen_actions = actions
         return game
 
+    def _replay_core(self, view: PlayerView, other: int):
+        """:meth:`_replay` on the core: the hand dealt and played again in the one-slot
+        ``BatchedGame`` (no log there: each action id from the logged event, as ``action_id``)."""
+        if view.num_players != 2:
+            check_rules(view.rules, view.num_players)
+        deck, _ = self._deck(view)
+        mirror = self._mirror
+        stacks = [s + t for s, t in zip(view.stacks, view.total_committed)]
+        mirror.reset(decks=[deck], buttons=[view.button], stacks=[stacks])
+        actions = 0
+        step = np.zeros(1, dtype=np.int64)
+        for event in view.log:
+            kind = event.kind
+            if kind not in ACTION_KINDS:
+                continue
+            if kind == EventKind.FOLD:
+                a = FOLD
+            elif kind in BET_KINDS:
+                a = FIRST_BET + mirror.raise_to_amounts(0).index(event.round_total)
+            else:
+                a = CHECK_CALL
+            if actions >= self._seen_actions and event.seat == other:
+                candidates = np.flatnonzero(self._range > 0)
+                if len(candidates):
+                    probs = self._core.spots(mirror, [0], [other], [-1], [candidates])[0]
+                    self._range = _bayes(self._range, candidates, probs[:, a])
+            actions += 1
+            step[0] = a
+            mirror.step(step)
+        self._seen_actions = actions
+        return mirror
+
     def _update(self, game: Game, other: int, action: int) -> None:
         candidates = np.flatnonzero(self._range > 0)
         if not len(candidates):
             return
-        posterior = self._range.copy()
-        posterior[candidates] *= self._policy(game, other, candidates)[:, action]
-        # If no card explains the action (a policy that is not the one it played), keep the
-        # range as it was.
-        if posterior.sum() > 0:
-            self._range = posterior
+        self._range = _bayes(self._range, candidates, self._policy(game, other, candidates)[:, action])
 
     def act(self, view: PlayerView, action_mask: np.ndarray) -> int:
         legal = np.flatnonzero(action_mask)
@@ -268,58 +473,38 @@ class LBRAgent(Agent):
             return int(legal[0])   # the range catches up at the next decision
         me, other = view.seat, 1 - view.seat
         game = self._replay(view, other)
-        rules = view.rules
         seen = [int(c) for c in view.hole_cards] + [int(c) for up in view.up_cards for c in up]
-        weights = self._range.copy()
-        weights[seen] = 0.0
-        if weights.sum() <= 0:   # nothing explains its play: back to every unseen card
-            weights = np.zeros(52)
-            weights[[int(c) for c in rules.deck]] = 1.0
-            weights[seen] = 0.0
-        candidates = np.flatnonzero(weights)
-        w = weights[candidates] / weights[candidates].sum()
+        candidates, w = _weights(view.rules, self._range, seen)
         eq = self._equity(view, seen)[candidates]
-        wp = float(w @ eq)
-        pot, to_call = view.pot, view.to_call
-        values = {FOLD: 0.0, CHECK_CALL: wp * pot - (1 - wp) * to_call}
         bets = [int(a) for a in legal if a >= FIRST_BET]
-        if bets:
-            committed = view.committed[me]
-            for i, a in enumerate(bets):
-                raise_to = view.raise_to_amounts[a - FIRST_BET]
-                put = raise_to - committed
-                extra = put - to_call
-                # The spot after the raise (the last size raises on this replay, others on a new one).
-                after = self._after(game if i == len(bets) - 1 else self._fresh(view, other), other, a)
-                if after is None:
-                    fold = np.zeros(len(candidates))
-                else:
-                    fold = self._policy(after, other, candidates)[:, FOLD]
-                fp = float(w @ fold)
-                stay = w * (1 - fold)
-                wp_called = float(stay @ eq / stay.sum()) if stay.sum() > 0 else wp
-                values[a] = fp * pot + (1 - fp) * (wp_called * (pot + extra) - (1 - wp_called) * put)
-        self.last_values = {a: v for a, v in values.items() if action_mask[a]}
-        return max(self.last_values, key=lambda a: (self.last_values[a], -a))
+        folds = self._folds_after(game, view, other, bets, candidates) if bets else []
+        self.last_values = _values(action_mask, view.pot, view.to_call, view.committed[me],
+                                   view.raise_to_amounts, w, eq, dict(zip(bets, folds)))
+        return _best(self.last_values)
+
+    def _folds_after(self, game, view: PlayerView, other: int, bets: list[int],
+                     candidates: np.ndarray) -> list[np.ndarray | None]:
+        """The target's fold probability per candidate in the spot after each bet or raise of
+        ``bets`` (None where it is not to act then)."""
+        if self._core is not None and game is self._mirror:   # every spot in one core call
+            spots = self._core.spots(game, [0] * len(bets), [other] * len(bets), bets, [candidates] * len(bets))
+            return [None if p is None else p[:, FOLD] for p in spots]
+        out = []
+        for i, a in enumerate(bets):
+            # The spot after the raise (the last size raises on this replay, others on a new one).
+            after = self._after(game if i == len(bets) - 1 else self._fresh(view, other), other, a)
+            out.append(None if after is None else self._policy(after, other, candidates)[:, FOLD])
+        return out
 
     def _equity(self, view: PlayerView, seen: list[int]) -> np.ndarray:
         """(52,) my showdown share against each unseen card as the target's face-down card;
         computed once per street (the cards do not change between decisions of a street)."""
         key = tuple(seen)
         if self._eq_key != key:
-            rules, me, other = view.rules, view.seat, 1 - view.seat
-            unseen_mask = np.zeros(52, dtype=bool)
-            unseen_mask[[int(c) for c in rules.deck]] = True
-            unseen_mask[seen] = False
-            unseen = np.flatnonzero(unseen_mask)   # sorted, as the roll-outs expect
+            me, other = view.seat, 1 - view.seat
             mine = [int(c) for c in view.hole_cards] + [int(c) for c in view.up_cards[me]]
             their_up = [int(c) for c in view.up_cards[other]]
-            total = rules.cards_per_player
-            eq = np.zeros(52)
-            eq[unseen] = equity_by_hole(rules, mine, their_up, unseen,
-                                        to_come=(total - len(mine), total - 1 - len(their_up)),
-                                        samples=self.samples, rng=self.rng, unseen=unseen)
-            self._eq_key, self._eq = key, eq
+            self._eq_key, self._eq = key, _equity_against(view.rules, mine, their_up, seen, self.samples, self.rng)
         return self._eq
 
     def _fresh(self, view: PlayerView, other: int) -> Game:
@@ -333,3 +518,142 @@ class LBRAgent(Agent):
         return game if game.current_player == other else None
 
 
+# ---------------------------------------------------------------------------------------------
+# Every hand of a batch at once
+
+
+class _Hand:
+    """One hand's state of :class:`BatchedLBR` (an ``LBRAgent``'s per-hand state)."""
+
+    __slots__ = ("seat", "seed", "rng", "range", "pending", "eq_key", "eq")
+
+    def __init__(self, seat: int) -> None:
+        self.seat = seat                 # the local best response's seat
+        self.seed: int | None = None     # its generator's seed, given at its first turn
+        self.rng: np.random.Generator | None = None
+        self.range: np.ndarray | None = None
+        self.pending: list[tuple[np.ndarray, np.ndarray]] = []   # (cards, likelihood) per target action
+        self.eq_key: tuple | None = None
+        self.eq = np.zeros(52)
+
+
+class BatchedLBR:
+    """An :class:`LBRAgent` (its target, roll-outs and decisions) playing in many hand slots of
+    one core ``envs.batched.BatchedGame`` at once: the batched training env's form of a local
+    best response (``train/batched_vec.py``), with no ``Game`` and no log.
+
+    The target's policy over the range comes from :class:`CoreTargetPolicy` for every slot in one
+    call: at each of the target's actions (:meth:`observe`, before the action is played) the
+    probability of that action for every card the local best response cannot see, kept until
+    its next decision; at each decision (:meth:`act`) the spots after every bet or raise of
+    every slot deciding. At a decision the kept likelihoods multiply the range in order, exactly
+    as ``LBRAgent._replay`` updates it from the log (each card seen by then cleared first, a
+    likelihood that no card explains skipped), so the decisions are ``LBRAgent``'s for the same
+    hand and seed (``tests/test_lbr_core.py``)."""
+
+    def __init__(self, agent: LBRAgent, game) -> None:
+        rules = game.rules
+        check_rules(rules, game.num_players)
+        if not agent.uses_core(rules):
+            raise ValueError(f"{agent.name}: no batched form for this target (engine {agent.engine!r})")
+        self.agent = agent
+        self.game = game
+        self.rules = rules
+        self.samples = agent.samples
+        self.core = CoreTargetPolicy(agent.target, rules)
+        self._deck = np.zeros(52, dtype=bool)
+        self._deck[[int(c) for c in rules.deck]] = True
+        self.hands: dict[int, _Hand] = {}
+
+    def start(self, slot: int, seat: int) -> None:
+        """A new hand in ``slot``, the local best response at ``seat``."""
+        self.hands[slot] = _Hand(seat)
+
+    def has(self, slot: int) -> bool:
+        """Whether this agent plays the hand in ``slot``."""
+        return slot in self.hands
+
+    def seeded(self, slot: int) -> bool:
+        """Whether the hand in ``slot`` has had the agent's first turn (its generator's seed)."""
+        return self.hands[slot].seed is not None
+
+    def seed(self, slot: int, seed: int) -> None:
+        """Seed the generator of the hand in ``slot`` (``Agent.reset``: at the agent's first turn)."""
+        self.hands[slot].seed = seed
+
+    def forget(self, slots) -> None:
+        """The hands in ``slots`` ended."""
+        for slot in slots:
+            self.hands.pop(int(slot), None)
+
+    def _unseen(self, slot: int, seat: int) -> tuple[np.ndarray, list[int], list, tuple]:
+        """The deck's cards ``seat`` cannot see in ``slot``, the cards it sees (its face-down
+        cards, then every seat's face-up cards, as ``LBRAgent``), and the spot (``lbr_spot``)."""
+        from envs import _stud_core
+
+        spot = _stud_core.lbr_spot(self.game._core, slot, seat)
+        hole, ups = spot[0], spot[1]
+        seen = hole + [c for up in ups for c in up]
+        mask = self._deck.copy()
+        mask[seen] = False
+        return np.flatnonzero(mask), seen, ups, spot
+
+    def observe(self, slots, seats, actions) -> None:
+        """The target at ``seats`` is about to play ``actions`` in ``slots`` (hands this agent
+        plays in, from the other seat): keep the likelihood of each action for every card the
+        local best response cannot see."""
+        if not len(slots):
+            return
+        cards = []
+        for slot, seat in zip(slots, seats):
+            cards.append(self._unseen(int(slot), 1 - int(seat))[0])
+        probs = self.core.spots(self.game, slots, seats, np.full(len(slots), -1), cards)
+        for slot, c, p, a in zip(slots, cards, probs, actions):
+            self.hands[int(slot)].pending.append((c, p[:, int(a)]))
+
+    def act(self, slots, seats, masks: np.ndarray) -> np.ndarray:
+        """The local best response's action ids in ``slots`` (it is to act at ``seats``;
+        ``masks`` its legal ids there, one row per slot)."""
+        out = np.empty(len(slots), dtype=np.int64)
+        deciding = []
+        for i, (slot, seat) in enumerate(zip(slots, seats)):
+            legal = np.flatnonzero(masks[i])
+            if len(legal) == 1:
+                out[i] = legal[0]   # the range catches up at the next decision
+                continue
+            slot, seat = int(slot), int(seat)
+            h = self.hands.get(slot)
+            if h is None or h.seat != seat:   # a hand begun under another pool: its range from here on
+                h = self.hands[slot] = _Hand(seat)
+            unseen, seen, ups, spot = self._unseen(slot, seat)
+            if h.range is None:
+                h.range = self._deck.astype(np.float64)
+                h.range[spot[0]] = 0.0
+            h.range[seen] = 0.0
+            for cards, likelihood in h.pending:
+                candidates = np.flatnonzero(h.range > 0)
+                if len(candidates):
+                    # likelihood is over `cards` (unseen then): the candidates are among them
+                    h.range = _bayes(h.range, candidates, likelihood[np.searchsorted(cards, candidates)])
+            h.pending = []
+            candidates, w = _weights(self.rules, h.range, seen)
+            key = tuple(seen)
+            if h.eq_key != key:
+                if h.rng is None:
+                    h.rng = np.random.default_rng(h.seed)   # (None: a fresh seed, as Agent's)
+                mine = spot[0] + ups[seat]
+                h.eq_key, h.eq = key, _equity_against(self.rules, mine, ups[1 - seat], seen, self.samples, h.rng)
+            bets = [int(a) for a in legal if a >= FIRST_BET]
+            deciding.append((i, slot, seat, masks[i], spot, candidates, w, h.eq[candidates], bets))
+        # The spots after every bet or raise of every deciding slot, in one core call.
+        queries = [(slot, 1 - seat, a, candidates) for _, slot, seat, _, _, candidates, _, _, bets in deciding
+                   for a in bets]
+        after = self.core.spots(self.game, [q[0] for q in queries], [q[1] for q in queries],
+                                [q[2] for q in queries], [q[3] for q in queries]) if queries else []
+        at = 0
+        for i, slot, seat, mask, spot, candidates, w, eq, bets in deciding:
+            folds = {a: (None if p is None else p[:, FOLD]) for a, p in zip(bets, after[at:at + len(bets)])}
+            at += len(bets)
+            values = _values(mask, spot[2], spot[3], spot[4], spot[5], w, eq, folds)
+            out[i] = _best(values)
+        return out

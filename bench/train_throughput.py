@@ -232,11 +232,12 @@ class Setup:
 
 
 def env_step_cost(cfg: Config, slots: int, *, every_seat: bool, seconds: float, seed: int = 0,
-                  threads: int = 1, snapshot: str | None = None) -> float:
+                  threads: int = 1, snapshot: str | None = None, lbr_engine: str = "auto") -> float:
     """Microseconds per learner step of ``BatchedVecEnv.step`` (opponents included) at ``slots``
     hand slots, the config's env and pool, a uniformly random learner; about ``seconds`` of it.
     ``snapshot``: a model standing in for the learner's newest snapshot, so the pool is a real
-    run's after its first snapshot (the config's self-play share and local best response)."""
+    run's after its first snapshot (the config's self-play share and local best response, played
+    by ``lbr_engine``: ``auto`` on the core for every slot at once, ``python`` hand by hand)."""
     import numpy as np
 
     from agents.trained import PPOAgent
@@ -251,7 +252,7 @@ def env_step_cost(cfg: Config, slots: int, *, every_seat: bool, seconds: float, 
         snap = PPOAgent(path=snapshot, deterministic=sp.deterministic)
         snap.name = "snapshot"
         set_pool(env, cfg.opponents.baselines, [snap], self_play_weight=sp.weight, seed=seed, generation=1,
-                 lbr_weight=sp.lbr, lbr_samples=sp.lbr_samples)
+                 lbr_weight=sp.lbr, lbr_samples=sp.lbr_samples, lbr_engine=lbr_engine)
     env.reset()
     rng = np.random.default_rng(seed)
     steps, elapsed = 0, 0.0
@@ -293,6 +294,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--snapshot", default=None, metavar="MODEL",
                         help="with --env-step-cost: a model as the learner's newest snapshot, so the pool "
                              "is a real run's after its first one (self-play and the local best response)")
+    parser.add_argument("--lbr-engine", choices=("auto", "core", "python"), default="auto",
+                        help="with --snapshot: how the local best response plays (arena.lbr.ENGINES; "
+                             "python: hand by hand, as before the core played it)")
     args = quick_option.parse_args(parser, QUICK, argv)
 
     cfg = load_config(args.config)
@@ -306,7 +310,8 @@ def main(argv: list[str] | None = None) -> None:
                 for _ in range(args.rounds):
                     for every in (True, False):
                         cost[every].append(env_step_cost(cfg, slots, every_seat=every, seconds=args.env_seconds,
-                                                         threads=n, snapshot=args.snapshot))
+                                                         threads=n, snapshot=args.snapshot,
+                                                         lbr_engine=args.lbr_engine))
                 mine, before = min(cost[False]), min(cost[True])
                 print(f"{slots:>5} slots, {n} thread{'s' if n > 1 else ''}: readers only {mine:6.2f} us "
                       f"(rounds {' '.join(f'{c:.2f}' for c in cost[False])}), every seat {before:6.2f} us "

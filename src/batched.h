@@ -77,24 +77,11 @@ struct Batch {
   // The layout of the observations from its pieces as (name, start, size).
   ObsLayout make_layout(const std::vector<std::tuple<std::string, int, int>>& pieces, int size_,
                         int max_players, int rounds) const {
-    ObsLayout L;
-    L.size = size_;
-    L.max_players = max_players;
-    L.rounds = rounds;
-    L.win_samples = win_samples;
-    L.win_exact = win_exact;
     if (max_players < num_players || rounds != rules.num_streets())
       throw std::invalid_argument("the layout is not for these rules");
-    for (const auto& [name, start, psize] : pieces) {
-      int id = -1;
-      for (int k = 0; k < NUM_PIECES; ++k)
-        if (name == PIECE_NAMES[k]) id = k;
-      if (id < 0)
-        throw std::invalid_argument("the core does not know observation piece '" + name +
-                                    "': add it to encode() in src/observation.h");
-      if (start < 0 || start + psize > size_) throw std::invalid_argument("piece out of the layout");
-      L.start[id] = start;
-    }
+    ObsLayout L = make_obs_layout(pieces, size_, max_players, rounds);
+    L.win_samples = win_samples;
+    L.win_exact = win_exact;
     return L;
   }
 

@@ -171,6 +171,49 @@ static py::ssize_t equity_count(const EquityPolicy& e, const Batch& b, const Int
   return slots.size();
 }
 
+// LbrTarget from the network's layers as (weight (out, in) float32, bias (out), activation name
+// or None), the target's layout pieces as (name, start, size) and its win_probability settings.
+using Floats = py::array_t<float, py::array::c_style | py::array::forcecast>;
+static LbrTarget make_lbr_target(const std::vector<std::tuple<Floats, Floats, py::object>>& layers,
+                                 bool deterministic, const std::vector<std::tuple<std::string, int, int>>& pieces,
+                                 int size_, int max_players, int rounds, int num_actions, int win_samples,
+                                 int win_exact) {
+  LbrTarget t;
+  t.deterministic = deterministic;
+  t.num_actions = num_actions;
+  for (const auto& [w, b, act] : layers) {
+    if (w.ndim() != 2 || b.ndim() != 1 || b.shape(0) != w.shape(0))
+      throw std::invalid_argument("LbrTarget: each layer is a weight (out, in) and a bias (out)");
+    MlpLayer L;
+    L.out = (int)w.shape(0);
+    L.in = (int)w.shape(1);
+    L.wt.resize((size_t)L.in * L.out);
+    auto wv = w.unchecked<2>();
+    for (int o = 0; o < L.out; ++o)
+      for (int i = 0; i < L.in; ++i) L.wt[(size_t)i * L.out + o] = wv(o, i);
+    L.b.assign(b.data(), b.data() + L.out);
+    if (act.is_none()) L.act = ACT_NONE;
+    else {
+      std::string name = py::str(act);
+      if (name == "Tanh") L.act = ACT_TANH;
+      else if (name == "ReLU") L.act = ACT_RELU;
+      else throw std::invalid_argument("LbrTarget: activations are Tanh, ReLU or None, not " + name);
+    }
+    t.layers.push_back(std::move(L));
+  }
+  t.layout = make_obs_layout(pieces, size_, max_players, rounds);
+  t.win_layout.win_samples = win_samples;
+  t.win_layout.win_exact = win_exact;
+  t.win_at = t.layout.start[WIN_PROBABILITY];
+  t.layout.start[WIN_PROBABILITY] = -1;  // written from the cache
+  for (const auto& [name, start, psize] : pieces)
+    if (name == "hole_cards" || name == "hand_class" || name == "win_probability" || name == "wild_cards" ||
+        name == "chicago_hole")
+      t.varying.emplace_back(start, start + psize);
+  t.check();
+  return t;
+}
+
 }  // namespace stud
 
 PYBIND11_MODULE(_stud_core, m) {
@@ -286,6 +329,59 @@ PYBIND11_MODULE(_stud_core, m) {
              return out;
            }, py::arg("batch"), py::arg("slots"), py::arg("keys"));
 
+  // ---- local best response's target policy (arena/lbr.h) ----
+  py::class_<LbrTarget>(m, "LbrTarget")
+      .def(py::init(&make_lbr_target), py::arg("layers"), py::arg("deterministic"), py::arg("pieces"),
+           py::arg("size"), py::arg("max_players"), py::arg("rounds"), py::arg("num_actions"),
+           py::arg("win_samples"), py::arg("win_exact"))
+      // For each spot q (hand slots[q] of the batch, after actions[q] when >= 0, the target at
+      // seats[q]): the policies of counts[q] candidate cards (the next counts[q] of cards), rows
+      // of probabilities (float64, (sum counts, actions)), and whether the target is to act there
+      // (its rows are zeros where not).
+      .def("policies", [](LbrTarget& t, const PyBatch& b, Ints slots, Ints seats, Ints actions, Ints cards,
+                          Ints counts) {
+             const py::ssize_t q = slots.size();
+             if (seats.size() != q || actions.size() != q || counts.size() != q)
+               throw std::invalid_argument("LbrTarget.policies: one seat, action and count per slot");
+             py::ssize_t rows = 0;
+             for (py::ssize_t i = 0; i < q; ++i) {
+               if (counts.data()[i] < 0) throw std::invalid_argument("LbrTarget.policies: counts are >= 0");
+               rows += counts.data()[i];
+               b.hand((int)slots.data()[i]);  // checks the slot
+             }
+             if (rows != cards.size()) throw std::invalid_argument("LbrTarget.policies: the counts add up to the cards");
+             py::array_t<double> out({rows, (py::ssize_t)t.num_actions});
+             py::array_t<bool> to_act(q);
+             double* o = out.mutable_data();
+             std::fill(o, o + rows * t.num_actions, 0.0);
+             bool* ta = to_act.mutable_data();
+             {
+               py::gil_scoped_release release;
+               py::ssize_t at = 0;
+               for (py::ssize_t i = 0; i < q; ++i) {
+                 ta[i] = t.policies(b.hands[slots.data()[i]], (int)slots.data()[i], (int)seats.data()[i],
+                                    (int)actions.data()[i], cards.data() + at, (int)counts.data()[i],
+                                    o + at * t.num_actions);
+                 at += counts.data()[i];
+               }
+             }
+             return py::make_tuple(out, to_act);
+           }, py::arg("batch"), py::arg("slots"), py::arg("seats"), py::arg("actions"), py::arg("cards"),
+           py::arg("counts"));
+
+  // What local best response reads of hand `slot` at its decision as `seat`: (its face-down
+  // cards, every seat's face-up cards, the pot, its chips to call, its chips in this round, the
+  // raise-to totals of ids 2, 3, ...) -- a PlayerView's fields, without building one.
+  m.def("lbr_spot", [](const PyBatch& b, int slot, int seat) {
+    const Hand& h = b.hand(slot);
+    if (seat < 0 || seat >= h.n) throw std::out_of_range("no such seat");
+    py::list ups;
+    for (int q = 0; q < h.n; ++q) ups.append(std::vector<int>(h.up[q], h.up[q] + h.nup[q]));
+    return py::make_tuple(std::vector<int>(h.hole[seat], h.hole[seat] + h.nhole[seat]), ups, h.pot(),
+                          h.current == seat ? h.to_call() : 0, h.committed[seat],
+                          std::vector<int>(h.sizes, h.sizes + h.nsizes));
+  }, py::arg("batch"), py::arg("slot"), py::arg("seat"));
+
   // ---- learner statistics (batched.h) ----
   m.def("action_kinds", [](const PyBatch& b, Ints actions) {
     if (actions.size() != b.size) throw std::invalid_argument("actions: one per hand");
@@ -349,6 +445,20 @@ PYBIND11_MODULE(_stud_core, m) {
   }, py::arg("mine"), py::arg("their_up"), py::arg("candidates"), py::arg("future"), py::arg("mine_to_come"),
      py::arg("wild_mask") = 0, py::arg("canadian") = false, py::arg("double_ace_flush") = false,
      py::arg("ace_low_four_straight") = true);
+
+  // argsort(u, axis=1)[:, :k] of an (rows, p) array of distinct values per row (arena/lbr.h).
+  m.def("smallest_k", [](py::array_t<double, py::array::c_style | py::array::forcecast> u, int k) {
+    if (u.ndim() != 2 || k < 0 || k > u.shape(1))
+      throw std::invalid_argument("smallest_k: an (rows, p) array and 0 <= k <= p");
+    py::array_t<int64_t> out({u.shape(0), (py::ssize_t)k});
+    const double* in = u.data();
+    int64_t* o = out.mutable_data();
+    {
+      py::gil_scoped_release release;
+      smallest_k(in, u.shape(0), u.shape(1), k, o);
+    }
+    return out;
+  }, py::arg("u"), py::arg("k"));
 
   // ---- observation features (engine/equity.h) ----
   // win_probability for one seat holding each of several face-down card lists in turn (the

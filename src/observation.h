@@ -7,6 +7,10 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <tuple>
+#include <vector>
 
 #include "constants.h"
 #include "engine/equity.h"
@@ -35,6 +39,26 @@ struct ObsLayout {
   int win_samples = WIN_SAMPLES, win_exact = WIN_EXACT;  // win_probability's samples and max_exact
   ObsLayout() { std::fill(start, start + NUM_PIECES, -1); }
 };
+
+// The layout from its pieces as (name, start, size), as envs.observation.build_layout gives them.
+static ObsLayout make_obs_layout(const std::vector<std::tuple<std::string, int, int>>& pieces, int size,
+                                 int max_players, int rounds) {
+  ObsLayout L;
+  L.size = size;
+  L.max_players = max_players;
+  L.rounds = rounds;
+  for (const auto& [name, start, psize] : pieces) {
+    int id = -1;
+    for (int k = 0; k < NUM_PIECES; ++k)
+      if (name == PIECE_NAMES[k]) id = k;
+    if (id < 0)
+      throw std::invalid_argument("the core does not know observation piece '" + name +
+                                  "': add it to encode() in src/observation.h");
+    if (start < 0 || start + psize > size) throw std::invalid_argument("piece out of the layout");
+    L.start[id] = start;
+  }
+  return L;
+}
 
 // observation.chip_scales, as float32 factors.
 struct Scales { float pot, seat, table, big_bet, count; };

@@ -375,13 +375,18 @@ def test_the_local_best_response_joins_the_pool_against_the_newest_snapshot(smok
     lbr = pool[-1]
     assert isinstance(lbr, LBRAgent) and lbr.target.name == "new" and lbr.samples == 7
     assert pool_weights({"tag": 1}, snapshots=1, self_play_weight=0.0, lbr_weight=0.25) == [0.75, 0.0, 0.25]
-    # Given the env's rules, the response's target policy (its encoder) is built once, and the
-    # copies the batched env plays hand by hand share it.
+    # Given the env's rules, the response's target policy is built once: on the core for this
+    # MLP model (the batched env plays it for every slot at once, arena.lbr.BatchedLBR), and
+    # with lbr_engine="python" the reference one (its encoder), which the copies the batched env
+    # plays hand by hand share.
     import copy
 
     from envs.engine.rules import get_rules
 
     pool, _ = build_pool({"tag": 1}, [new], self_play_weight=0.2, lbr_weight=0.3, seed=0, rules=get_rules("soko"))
+    assert pool[-1].uses_core(get_rules("soko")) and pool[-1]._core is not None and pool[-1]._policy is None
+    pool, _ = build_pool({"tag": 1}, [new], self_play_weight=0.2, lbr_weight=0.3, seed=0, rules=get_rules("soko"),
+                         lbr_engine="python")
     assert pool[-1]._policy is not None and copy.copy(pool[-1])._policy is pool[-1]._policy
 
 

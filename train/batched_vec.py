@@ -43,10 +43,15 @@ once; the env asks the agent, never its class. Those of the project:
                                (``PPOAgent.choose_batch``), on the core's observation of that
                                seat; its observation pieces (``observation_features``) must be
                                this env's
+``arena.lbr.LBRAgent``         with a target the core runs (``LBRAgent.uses_core``: a ``ppo``
+                               model with a plain MLP actor): ``arena.lbr.BatchedLBR``, every
+                               slot at once, the learner's actions' likelihoods kept as they are
+                               played; the same decisions as the hand-by-hand copy below
 ============================== ================================================================
 
-Any other ``agents.base.Agent`` (``arena.lbr.LBRAgent``, ``cfr``, ``br``, subclasses of the
-agents above, which may decide otherwise...) plays hand by hand at Python speed, on a reference ``Game`` of the hand built
+Any other ``agents.base.Agent`` (``arena.lbr.LBRAgent`` with ``engine="python"`` or another
+target, ``cfr``, ``br``, subclasses of the agents above, which may decide otherwise...) plays
+hand by hand at Python speed, on a reference ``Game`` of the hand built
 when it is first to act (the core's deck, button and stacks, then the hand's actions so far,
 which the env logs) and kept up to date until the hand ends, with its own copy of the agent
 for each such hand and seat (re-seeded from the env's generator: per-hand state such as LBR's
@@ -69,6 +74,7 @@ from stable_baselines3.common.vec_env import VecEnv, VecMonitor
 
 from agents.base import Agent, BatchedPolicy
 from agents.heuristic import BatchedRandom
+from arena.lbr import BatchedLBR, LBRAgent
 from envs.actions import CHECK_CALL, FOLD, action_mask, apply_action, choose_action
 from envs.batched import BatchedGame
 from envs.engine.events import ACTION_KINDS
@@ -172,6 +178,10 @@ class BatchedVecEnv(VecEnv):
         self._log_start = 0                              # the step number of self._log[0]
         self._hand_start = np.zeros(n, dtype=np.int64)   # the step number each slot's hand began at
         self._copies: dict[int, tuple[Game, dict[int, Agent]]] = {}
+        # Local best responses on the core (arena.lbr.BatchedLBR): pool index -> its batched
+        # form, and those of earlier pools still playing hands begun under them.
+        self._lbr: dict[int, BatchedLBR] = {}
+        self._lbr_retired: list[BatchedLBR] = []
         self.observe_every_seat = observe_every_seat   # True: the core writes every seat's (as before)
         self.set_opponents(["random"] if opponents is None else opponents, opponent_weights)
 
@@ -197,6 +207,12 @@ class BatchedVecEnv(VecEnv):
         self.opponents = pool
         self._forms = [batched_form(o, self.rules) for o in pool]   # asked once per pool
         self._cumulative = np.cumsum(w / w.sum())
+        # LBR entries whose target the core runs play every slot at once (BatchedLBR); the
+        # others (engine="python", targets without an MLP actor) hand by hand. An earlier
+        # pool's keep the hands they are playing until those end.
+        self._lbr_retired = [b for b in [*self._lbr_retired, *self._lbr.values()] if b.hands]
+        self._lbr = {i: BatchedLBR(o, self.game) for i, o in enumerate(pool)
+                     if isinstance(o, LBRAgent) and o.uses_core(self.rules)}
         # Which pool entries read the core's observations (the others decide from the masks or
         # the core's own hands); the hands under way keep their entries' indices, now of this pool.
         self._reads = np.array([form is not None and form.observation_features is not None
@@ -230,6 +246,13 @@ class BatchedVecEnv(VecEnv):
         self._counts[slots] = 0
         self._vpip[slots] = False
         self._illegal[slots] = 0
+        if self._lbr or self._lbr_retired:
+            for lbr in [*self._lbr_retired, *self._lbr.values()]:
+                lbr.forget(slots)
+            self._lbr_retired = [b for b in self._lbr_retired if b.hands]
+            for index, lbr in self._lbr.items():
+                for slot, seat in zip(*(drawn == index).nonzero()):
+                    lbr.start(int(slots[slot]), int(seat))
         self._observe(slots)
 
     def _opponent_actions(self, slots: np.ndarray, seats: np.ndarray) -> np.ndarray:
@@ -242,7 +265,15 @@ class BatchedVecEnv(VecEnv):
             pick = entries == index
             rows = slots[pick]
             form = self._forms[index]
-            if form is None:
+            if index in self._lbr:   # every slot at once, on the core
+                lbr = self._lbr[int(index)]
+                for slot, seat in zip(rows.tolist(), seats[pick].tolist()):
+                    if not lbr.has(slot) or lbr.hands[slot].seat != seat:
+                        lbr.start(slot, seat)   # (a hand begun under another pool)
+                    if not lbr.seeded(slot):    # its first turn: a stream of its own, as a copy's
+                        lbr.seed(slot, int(self._keys(-1).integers(2 ** 63)))
+                out[pick] = lbr.act(rows, seats[pick], g.action_mask[rows])
+            elif form is None:
                 out[pick] = [self._hand_by_hand_action(slot, int(index)) for slot in rows.tolist()]
             else:   # every slot of this entry at once (NumPy, the core, or one forward pass)
                 out[pick] = form.act_slots(g, rows, rng=self._rng, stream=self._keys(int(index)))
@@ -295,6 +326,12 @@ class BatchedVecEnv(VecEnv):
         for slot, (game, _) in self._copies.items():
             if actions[slot] >= 0:
                 apply_action(game, int(actions[slot]))
+        if self._lbr or self._lbr_retired:   # the targets' actions, before they are played
+            current = g.current_player
+            for lbr in [*self._lbr_retired, *self._lbr.values()]:
+                mine = [slot for slot in rows.tolist() if slot in lbr.hands and lbr.hands[slot].seat != current[slot]]
+                if mine:
+                    lbr.observe(np.array(mine), current[mine], actions[mine])
         self._log.append(actions.copy())
         g.step(actions)
         ended = g.dones.nonzero()[0]

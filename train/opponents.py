@@ -75,10 +75,11 @@ def baseline_opponent(spec: str, *, seed: int | np.random.SeedSequence, rules=No
 
 def build_pool(baselines: dict[str, float], snapshots: Sequence[PPOAgent], *,
                self_play_weight: float, seed: int | np.random.SeedSequence,
-               rules=None, lbr_weight: float = 0.0, lbr_samples: int = 50) -> tuple[list[Any], list[float]]:
+               rules=None, lbr_weight: float = 0.0, lbr_samples: int = 50,
+               lbr_engine: str = "auto") -> tuple[list[Any], list[float]]:
     """The opponent pool and weights for one env; ``seed`` gives its agents their own streams
     (until the env re-seeds them for their first hand). With ``lbr_weight`` and snapshots, the
-    last entry is ``arena.lbr.LBRAgent`` against the newest snapshot."""
+    last entry is ``arena.lbr.LBRAgent`` against the newest snapshot (its ``engine``: ``lbr_engine``)."""
     seq = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
     children = seq.spawn(len(baselines) + len(snapshots) + 1)
     pool: list[Any] = []
@@ -91,7 +92,7 @@ def build_pool(baselines: dict[str, float], snapshots: Sequence[PPOAgent], *,
     if lbr_weight > 0 and snapshots:
         from arena.lbr import LBRAgent
 
-        lbr = LBRAgent(snapshots[-1].clone(), samples=lbr_samples)
+        lbr = LBRAgent(snapshots[-1].clone(), samples=lbr_samples, engine=lbr_engine)
         lbr.reset(children[-1])
         if rules is not None:
             lbr.warm_up(rules)   # one target policy (its encoder and tables) for every hand's copy

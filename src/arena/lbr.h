@@ -4,12 +4,20 @@
 #pragma once
 
 #include <algorithm>
+#include <cmath>
+#include <string>
+#include <utility>
 #include <cstdint>
 #include <stdexcept>
 #include <vector>
 
 #include "constants.h"
+#include "engine/equity.h"
+#include "engine/game.h"
 #include "engine/hands.h"
+#include "observation.h"
+
+
 
 namespace stud {
 
@@ -61,5 +69,275 @@ static std::vector<double> showdown_shares(const std::vector<int>& mine, const s
     out[c] = ((double)halves[c] / 2.0) / (double)std::max<int64_t>(counts[c], 1);
   return out;
 }
+
+}  // namespace stud
+
+// The column indices of the k smallest values of each row of `u` (rows x p, row-major), in
+// increasing order of value, into out (rows x k): numpy's argsort(u, axis=1)[:, :k] when a row's
+// values are distinct (random doubles are), by k passes of selection instead of a sort. Local
+// best response's random deals: the cards of `unseen` at these places (arena/lbr.equity_by_hole).
+static void smallest_k(const double* u, std::ptrdiff_t rows, std::ptrdiff_t p, int k, int64_t* out) {
+  std::vector<char> taken(p);
+  for (std::ptrdiff_t i = 0; i < rows; ++i) {
+    const double* row = u + i * p;
+    std::fill(taken.begin(), taken.end(), 0);
+    for (int j = 0; j < k; ++j) {
+      std::ptrdiff_t best = -1;
+      for (std::ptrdiff_t c = 0; c < p; ++c)
+        if (!taken[c] && (best < 0 || row[c] < row[best])) best = c;
+      taken[best] = 1;
+      out[i * k + j] = best;
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The target's policy over its range: arena/lbr.py's _TargetPolicy for a ppo model with a plain
+// MLP actor (agents/trained.py NumpyActor), in one call for many spots. A spot is a hand (a
+// slot of a Batch) with, optionally, one action of local best response applied to a copy of it;
+// the target is the player to act there. For each candidate card of its range the target's
+// observation is encoded with that card as its face-down card (encode(), the same values as
+// envs.observation with the card swapped in) and run through the network; the rows are the
+// masked softmax of the logits (a one-hot on the most likely legal id when deterministic), as
+// PPOAgent.probabilities_with_values gives them. Each row is computed on its own, in one fixed
+// order, so its floats do not depend on which other rows are asked with it (the batched training
+// env and the arena's agent get the same ones).
+
+namespace stud {
+
+enum Activation { ACT_NONE = 0, ACT_TANH = 1, ACT_RELU = 2 };
+
+// The hot loops below get an AVX2 copy next to the plain one where the compiler picks one at
+// load time (GCC on x86-64 Linux); both compute the same floats (no fused multiply-add:
+// -ffp-contract is off under -std=c++17, and the avx2 target has no FMA).
+#if defined(__x86_64__) && defined(__linux__) && defined(__GNUC__) && !defined(__clang__)
+#define STUD_CLONES __attribute__((target_clones("avx2", "default")))
+#define STUD_NO_TRAPS __attribute__((optimize("O3", "no-trapping-math")))
+#else
+#define STUD_CLONES
+#define STUD_NO_TRAPS
+#endif
+
+// tanh of float32 values in place, through double precision: exp(-2|x|) from a Taylor series
+// of exp(-2|x| / 64) squared six times, then (1 - e) / (1 + e) (x - x^3/3 below 1e-4), the
+// sign put back. The float it gives is the correctly rounded tanh but for about three values
+// in a million (one float apart); written without branches so that it vectorizes (the select
+// as arithmetic; no-trapping-math lets the compiler evaluate both of its sides).
+STUD_NO_TRAPS STUD_CLONES
+static void tanh_in_place(float* __restrict x, int n) {
+  for (int j = 0; j < n; ++j) {
+    const double m = __builtin_fabs((double)x[j]);  // (builtins: a library call here would not be
+    const double a = m < 20.0 ? m : 20.0;            // inlined under the optimize attribute)
+    const double y = a * (-2.0 / 64.0);
+    double p = 1.0 / 6227020800.0;  // 1/13!, then Horner down to 1/0!
+    p = p * y + 1.0 / 479001600.0;
+    p = p * y + 1.0 / 39916800.0;
+    p = p * y + 1.0 / 3628800.0;
+    p = p * y + 1.0 / 362880.0;
+    p = p * y + 1.0 / 40320.0;
+    p = p * y + 1.0 / 5040.0;
+    p = p * y + 1.0 / 720.0;
+    p = p * y + 1.0 / 120.0;
+    p = p * y + 1.0 / 24.0;
+    p = p * y + 1.0 / 6.0;
+    p = p * y + 0.5;
+    p = p * y + 1.0;
+    p = p * y + 1.0;  // exp(y)
+    p *= p; p *= p; p *= p; p *= p; p *= p; p *= p;  // exp(64 y) = exp(-2a)
+    const double t = (1.0 - p) / (1.0 + p);
+    const double small = a - a * a * a * (1.0 / 3.0);
+    const double tiny = (double)(a < 1e-4);
+    x[j] = (float)__builtin_copysign(small * tiny + t * (1.0 - tiny), (double)x[j]);
+  }
+}
+
+// out (rows, m) = bias + in (rows, k) x wt (k, m), each output summed over k in order (so a
+// row's floats do not depend on the other rows); four rows at a time share each weight load.
+STUD_CLONES
+static void dense_rows(const float* __restrict in, int rows, int k, const float* __restrict wt,
+                       const float* __restrict bias, int m, float* __restrict out) {
+  int r = 0;
+  for (; r + 4 <= rows; r += 4) {
+    float* o0 = out + (size_t)r * m;
+    float* o1 = o0 + m;
+    float* o2 = o1 + m;
+    float* o3 = o2 + m;
+    const float* i0 = in + (size_t)r * k;
+    for (int j = 0; j < m; ++j) o0[j] = o1[j] = o2[j] = o3[j] = bias[j];
+    for (int c = 0; c < k; ++c) {
+      const float x0 = i0[c], x1 = i0[k + c], x2 = i0[2 * k + c], x3 = i0[3 * k + c];
+      const float* w = wt + (size_t)c * m;
+      for (int j = 0; j < m; ++j) {
+        o0[j] += x0 * w[j];
+        o1[j] += x1 * w[j];
+        o2[j] += x2 * w[j];
+        o3[j] += x3 * w[j];
+      }
+    }
+  }
+  for (; r < rows; ++r) {
+    float* o = out + (size_t)r * m;
+    const float* i = in + (size_t)r * k;
+    for (int j = 0; j < m; ++j) o[j] = bias[j];
+    for (int c = 0; c < k; ++c) {
+      const float x = i[c];
+      const float* w = wt + (size_t)c * m;
+      for (int j = 0; j < m; ++j) o[j] += x * w[j];
+    }
+  }
+}
+
+// acc[0:m] += x * row c of wt (k, m): one input's column of the first layer.
+STUD_CLONES
+static void add_column(float* __restrict acc, const float* __restrict wt, int m, int c, float x) {
+  const float* w = wt + (size_t)c * m;
+  for (int j = 0; j < m; ++j) acc[j] += x * w[j];
+}
+
+struct MlpLayer {
+  int in = 0, out = 0;
+  std::vector<float> wt;  // (in, out): the weight transposed, so a row of inputs adds columns
+  std::vector<float> b;
+  int act = ACT_NONE;
+};
+
+struct LbrTarget {
+  std::vector<MlpLayer> layers;
+  bool deterministic = true;
+  int num_actions = 0;
+  ObsLayout layout;              // the target's layout, win_probability left out (written from the cache)
+  int win_at = -1;               // where win_probability goes (-1: not in the layout)
+  ObsLayout win_layout;          // the win_probability settings (samples, exact)
+  // The columns that change with the candidate card: hole_cards, hand_class, win_probability
+  // (and wild_cards, chicago_hole, which read the face-down cards too, where the layout has them).
+  std::vector<std::pair<int, int>> varying;  // [start, stop)
+  // win_probability of the target holding each card, by the public state it depends on: the
+  // spots of one street share it (LBR asks every bet size's spot), so each card costs one
+  // simulation a street. Kept for the last public state seen per slot.
+  struct WinCache {
+    std::vector<int> key;
+    double value[52];
+    bool have[52];
+  };
+  std::vector<WinCache> cache;
+
+  void check() const {
+    if (layers.empty()) throw std::invalid_argument("LbrTarget: a network of at least one layer");
+    if (layers[0].in != layout.size)
+      throw std::invalid_argument("LbrTarget: the network's input is " + std::to_string(layers[0].in) +
+                                  " values, the layout's " + std::to_string(layout.size));
+    for (size_t l = 1; l < layers.size(); ++l)
+      if (layers[l].in != layers[l - 1].out) throw std::invalid_argument("LbrTarget: layer sizes do not chain");
+    if (layers.back().out != num_actions)
+      throw std::invalid_argument("LbrTarget: the network gives " + std::to_string(layers.back().out) +
+                                  " logits, the rules have " + std::to_string(num_actions) + " actions");
+  }
+
+  bool is_varying(int k) const {
+    for (const auto& [a, z] : varying)
+      if (k >= a && k < z) return true;
+    return false;
+  }
+
+  static void activate(float* x, int n, int act) {
+    if (act == ACT_TANH) tanh_in_place(x, n);
+    else if (act == ACT_RELU)
+      for (int j = 0; j < n; ++j) x[j] = std::max(x[j], 0.0f);
+  }
+
+  // The layers after the first for `rows` rows of its pre-activations (a, rows x its width);
+  // the logits end in the returned buffer (a or b), rows x num_actions.
+  float* finish(std::vector<float>& a, std::vector<float>& b, int rows) const {
+    activate(a.data(), rows * layers[0].out, layers[0].act);
+    for (size_t l = 1; l < layers.size(); ++l) {
+      const MlpLayer& L = layers[l];
+      dense_rows(a.data(), rows, L.in, L.wt.data(), L.b.data(), L.out, b.data());
+      activate(b.data(), rows * L.out, L.act);
+      std::swap(a, b);
+    }
+    return a.data();
+  }
+
+  std::vector<int> public_key(const Hand& h, int seat) const {
+    std::vector<int> k{seat, h.button, h.street, h.wild};
+    for (int q = 0; q < h.n; ++q) {
+      k.push_back(h.folded[q]);
+      k.push_back(h.nhole[q]);
+      k.push_back(100 + h.nup[q]);
+      k.insert(k.end(), h.up[q], h.up[q] + h.nup[q]);
+    }
+    return k;
+  }
+
+  // The target's action probabilities in the spot of hand `h` (after `action` by its player to
+  // act, when action >= 0) for each of the candidate cards, rows of num_actions into out. False
+  // (rows untouched) when `seat` is not to act in that spot. `slot` picks the win cache.
+  bool policies(const Hand& base, int slot, int seat, int action, const int64_t* cards, int count,
+                double* out) {
+    Hand h = base;
+    if (action >= 0 && !h.apply(action)) throw std::invalid_argument("LbrTarget: the action is not legal there");
+    if (h.over || h.current != seat) return false;
+    if (h.nhole[seat] != 1) throw std::invalid_argument("LbrTarget: the target must hold one face-down card");
+    if ((int)cache.size() <= slot) cache.resize(slot + 1);
+    WinCache& wc = cache[slot];
+    if (win_at >= 0) {
+      std::vector<int> key = public_key(h, seat);
+      if (key != wc.key) {
+        wc.key = std::move(key);
+        std::fill(wc.have, wc.have + 52, false);
+      }
+    }
+    std::vector<char> legal(num_actions, 0);
+    legal[FOLD] = h.fold_ok;
+    legal[CHECK_CALL] = true;
+    for (int j = 0; j < h.nsizes && FIRST_BET + j < num_actions; ++j) legal[FIRST_BET + j] = true;
+    const MlpLayer& L0 = layers[0];
+    size_t widest = 0;
+    for (const auto& L : layers) widest = std::max(widest, (size_t)L.out);
+    std::vector<float> x(layout.size), base_acc(L0.out), a((size_t)count * widest), b((size_t)count * widest);
+    for (int i = 0; i < count; ++i) {
+      const int c = (int)cards[i];
+      if (c < 0 || c > 51) throw std::invalid_argument("LbrTarget: card ids are 0..51");
+      h.hole[seat][0] = (int8_t)c;
+      encode(h, seat, layout, x.data());
+      if (win_at >= 0) {
+        if (!wc.have[c]) {
+          wc.value[c] = win_probability(seat_view(h, seat), win_layout.win_samples, win_layout.win_exact);
+          wc.have[c] = true;
+        }
+        x[win_at] = (float)wc.value[c];
+      }
+      if (i == 0) {  // what every candidate shares: the bias and the columns no card changes
+        std::copy(L0.b.begin(), L0.b.end(), base_acc.begin());
+        for (int k = 0; k < layout.size; ++k)
+          if (x[k] != 0.0f && !is_varying(k)) add_column(base_acc.data(), L0.wt.data(), L0.out, k, x[k]);
+      }
+      float* row = a.data() + (size_t)i * L0.out;
+      std::copy(base_acc.begin(), base_acc.end(), row);
+      for (const auto& [start, stop] : varying)
+        for (int k = start; k < stop; ++k)
+          if (x[k] != 0.0f) add_column(row, L0.wt.data(), L0.out, k, x[k]);
+    }
+    const float* logits_all = finish(a, b, count);
+    for (int i = 0; i < count; ++i) {
+      const float* logits = logits_all + (size_t)i * num_actions;
+      double* row = out + (size_t)i * num_actions;
+      int best = -1;
+      for (int j = 0; j < num_actions; ++j)
+        if (legal[j] && (best < 0 || logits[j] > logits[best])) best = j;
+      if (deterministic) {
+        for (int j = 0; j < num_actions; ++j) row[j] = j == best ? 1.0 : 0.0;
+        continue;
+      }
+      double top = (double)logits[best], total = 0.0;
+      for (int j = 0; j < num_actions; ++j) {
+        row[j] = legal[j] ? std::exp((double)logits[j] - top) : 0.0;
+        total += row[j];
+      }
+      for (int j = 0; j < num_actions; ++j) row[j] /= total;
+    }
+    return true;
+  }
+};
 
 }  // namespace stud

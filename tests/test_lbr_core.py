@@ -1,0 +1,155 @@
+"""Local best response with the core computing the target's policy over its range
+(``LBRAgent(engine="core")``, ``arena.lbr.CoreTargetPolicy``, ``src/arena/lbr.h``): held equal to
+the Python reference (``engine="python"``) decision for decision on seeded hands."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from arena.lbr import CoreTargetPolicy, LBRAgent, _TargetPolicy, core_target_supported
+from arena.match import play_match
+from envs.actions import action_mask, apply_action
+from envs.batched import BatchedGame
+from envs.engine.game import Game
+from envs.engine.rules import get_rules
+from envs.observation import FEATURES
+
+torch = pytest.importorskip("torch")
+
+
+def _model(features, *, activation="tanh", deterministic=False, seed=0):
+    """A ppo agent with random weights (big enough that every card changes its policy)."""
+    from sb3_contrib import MaskablePPO
+
+    from agents.trained import PPOAgent
+    from envs.single_agent import SingleAgentEnv
+
+    env = SingleAgentEnv("soko", num_players=2, observation_features=tuple(features))
+    act = {"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU, "elu": torch.nn.ELU}[activation]
+    model = MaskablePPO("MlpPolicy", env, n_steps=64, batch_size=32, seed=seed, device="cpu",
+                        policy_kwargs=dict(net_arch=[32, 32], activation_fn=act))
+    gen = torch.Generator().manual_seed(seed + 1)
+    with torch.no_grad():
+        for p in model.policy.parameters():
+            p.copy_(torch.randn(p.shape, generator=gen) * 0.3)
+    model.observation_features = list(features)
+    return PPOAgent.from_model(model, name=f"m{seed}", deterministic=deterministic)
+
+
+def _played(lbr: LBRAgent, target, hands: int, seed: int) -> list[tuple]:
+    """Every decision of ``lbr`` in a duplicate match: (action, the values it compared, its
+    range normalised, the number of cards it cannot see)."""
+    out = []
+    act = lbr.act
+
+    def recorded(view, mask):
+        a = act(view, mask)
+        r = lbr.range
+        unseen = 52 - len(view.hole_cards) - sum(len(up) for up in view.up_cards)
+        out.append((a, dict(lbr.last_values) if np.flatnonzero(mask).size > 1 else {},
+                    None if r is None or r.sum() <= 0 else r / r.sum(), unseen))
+        return a
+
+    lbr.act = recorded
+    play_match("soko", [lbr, target], hands=hands, seed=seed)
+    return out
+
+
+@pytest.mark.parametrize("features, deterministic, activation", [
+    (tuple(FEATURES), False, "tanh"),    # featured: each card changes hand_class and win_probability too
+    (tuple(FEATURES), True, "relu"),     # a one-hot policy: the range keeps only the cards that explain it
+    ((), False, "tanh"),                 # unfeatured: the card's one-hot only
+])
+def test_core_lbr_makes_the_python_lbrs_decisions(features, deterministic, activation):
+    target = _model(features, activation=activation, deterministic=deterministic, seed=len(features))
+    assert core_target_supported(target)
+    python = _played(LBRAgent(target, samples=20, engine="python"), target, hands=200, seed=4)
+    core = _played(LBRAgent(target, samples=20, engine="core"), target, hands=200, seed=4)
+    assert len(python) == len(core) > 150
+    assert [d[0] for d in core] == [d[0] for d in python]   # decision for decision
+    for (_, pv, pr, _), (_, cv, cr, _) in zip(python, core):
+        assert pv.keys() == cv.keys()
+        assert all(abs(pv[a] - cv[a]) < 1e-4 for a in pv)
+        assert (pr is None) == (cr is None)
+        if pr is not None:
+            assert np.allclose(pr, cr, atol=1e-6)
+    # The ranges did move (the test sees the updates, not only uniform ranges).
+    assert any(r is not None and ((r > 0).sum() < unseen or r.max() > 2 * r[r > 0].min())
+               for _, _, r, unseen in core)
+
+
+def test_the_core_policy_is_the_reference_policy_in_every_spot():
+    target = _model(FEATURES, seed=5)
+    rules = get_rules("soko")
+    core, reference = CoreTargetPolicy(target, rules), _TargetPolicy(target, rules)
+    mirror = BatchedGame(rules, 2, 1, auto_reset=False)
+    rng = np.random.default_rng(0)
+    for seed in range(6):
+        g = Game(rules, 2, seed=seed)
+        mirror.reset(decks=[[int(c) for c in g.deck]], buttons=[g.button])
+        while g.current_player is not None:
+            seat = g.current_player
+            seen = {int(c) for s in range(2) for c in g.up_cards(s)} | {int(c) for c in g.hole_cards(1 - seat)}
+            candidates = np.array([c for c in range(52) if c not in seen])
+            got = core.spots(mirror, [0], [seat], [-1], [candidates])[0]
+            assert np.allclose(got, reference(g, seat, candidates), atol=1e-6), (seed, g.street)
+            # Each row on its own: asking fewer cards gives the same floats for those.
+            assert np.array_equal(core.spots(mirror, [0], [seat], [-1], [candidates[::3]])[0], got[::3])
+            a = int(rng.choice(np.flatnonzero(action_mask(g))))
+            apply_action(g, a)
+            mirror.step([a])
+
+
+def test_engine_choice_and_refusals():
+    target = _model((), seed=6)
+    assert LBRAgent(target).uses_core(get_rules("soko"))
+    assert not LBRAgent(target, engine="python").uses_core(get_rules("soko"))
+    assert not LBRAgent("call").uses_core(get_rules("soko"))   # auto: the reference for other agents
+    with pytest.raises(ValueError, match="engine must be one of"):
+        LBRAgent(target, engine="gpu")
+    with pytest.raises(ValueError, match="needs a ppo target with a plain MLP"):
+        LBRAgent("tag", engine="core").warm_up(get_rules("soko"))
+    assert not core_target_supported(_model((), activation="elu", seed=7))   # torch runs that one
+
+
+def test_the_batched_envs_lbr_plays_the_hand_by_hand_lbrs_hands():
+    # The training env's local best response on the core (arena.lbr.BatchedLBR: every slot at
+    # once, the range updated from the learner's actions as they are played) against the
+    # hand-by-hand LBRAgent on a reference Game per hand (engine="python"): the same seed gives
+    # the same hands, decisions and rewards.
+    from train.batched_vec import BatchedVecEnv
+
+    target = _model(FEATURES, seed=8)
+    runs = {}
+    for engine in ("python", "auto"):
+        env = BatchedVecEnv("soko", 2, 8, observation_features=FEATURES, seed=3,
+                            opponents=["random", LBRAgent(target, samples=20, engine=engine)],
+                            opponent_weights=[1, 3])
+        assert bool(env._lbr) == (engine == "auto")
+        rng = np.random.default_rng(0)
+        seen = [env.reset()]
+        rewards, dones = [], []
+        for _ in range(60):
+            masks = env.action_masks()
+            obs, reward, done, _ = env.step(np.argmax(rng.random(masks.shape) * masks, axis=1))
+            seen.append(obs)
+            rewards.append(reward)
+            dones.append(done)
+        runs[engine] = np.array(seen), np.array(rewards), np.array(dones)
+    (po, pr, pd), (co, cr, cd) = runs["python"], runs["auto"]
+    assert pd.sum() > 40 and np.array_equal(pd, cd)
+    assert np.array_equal(pr, cr) and np.array_equal(po, co)
+
+
+def test_the_roll_outs_first_cards_are_argsorts():
+    # equity_by_hole's random deals: the core's selection of the k smallest draws of each row
+    # must be NumPy's argsort (the same deals as before, so the same decisions).
+    from envs import _stud_core
+
+    rng = np.random.default_rng(0)
+    for p, k in [(45, 8), (40, 0), (10, 10), (49, 3), (1, 1)]:
+        u = rng.random((200, p))
+        assert np.array_equal(_stud_core.smallest_k(u, k), np.argsort(u, axis=1)[:, :k]), (p, k)
+    with pytest.raises(ValueError, match="0 <= k <= p"):
+        _stud_core.smallest_k(np.zeros((2, 3)), 4)
