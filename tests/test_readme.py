@@ -122,7 +122,7 @@ RULES = [
          skip="trains a model for minutes"),
     Rule("exploitability of a trained model", r"\.venv/bin/python -m arena\.exploit .*--agent '?ppo:",
          skip="needs a model trained on soko_mini, which the smoke runs are not"),
-    Rule("convert a run's zip", r"\.venv/bin/python -m agents\.convert runs/"),
+    Rule("convert a run's zip", r"\.venv/bin/python -m agents\.convert '?runs/"),
     Rule("convert someone's zip", r"\.venv/bin/python -m agents\.convert theirs\.zip",
          skip="stands for a zip from someone else; tests/test_agent_file.py converts one with --game"),
     Rule("benchmark", r"\.venv/bin/python bench/", skip="runs for minutes; `make bench QUICK=1` runs it"),
