@@ -195,3 +195,23 @@ def check_pots(g: Game) -> None:
         order = [(g.button + 1 + i) % n for i in range(n)]
         ranked = sorted(high, key=lambda e: order.index(e.seat))
         assert [e.amount for e in ranked] == sorted(shares, reverse=True)
+
+
+def random_ppo_agent(env, activation: str = "tanh", *, features=(), scale: float = 0.5, name: str = "m"):
+    """A ``PPOAgent`` of a fresh ``[16]`` MaskablePPO policy on ``env`` whose weights are seeded
+    normal draws times ``scale`` (a policy far from uniform, the same in every run); ``elu`` is
+    a network the NumPy forward pass does not know (torch runs it)."""
+    torch = pytest.importorskip("torch")
+    from sb3_contrib import MaskablePPO
+
+    from agents.trained import PPOAgent
+
+    model = MaskablePPO("MlpPolicy", env, n_steps=64, batch_size=32, seed=0, device="cpu",
+                        policy_kwargs=dict(net_arch=[16], activation_fn={"tanh": torch.nn.Tanh,
+                                                                         "elu": torch.nn.ELU}[activation]))
+    gen = torch.Generator().manual_seed(1)
+    with torch.no_grad():
+        for p in model.policy.parameters():
+            p.copy_(torch.randn(p.shape, generator=gen) * scale)
+    model.observation_features = list(features)
+    return PPOAgent.from_model(model, name=name, deterministic=False)

@@ -45,22 +45,11 @@ def trees():
 
 
 def _random_model(features, activation: str):
-    torch = pytest.importorskip("torch")
-    from sb3_contrib import MaskablePPO
-
-    from agents.trained import PPOAgent
     from envs.single_agent import SingleAgentEnv
+    from tests.helpers import random_ppo_agent
 
     env = SingleAgentEnv("soko", rules=TINY, observation_features=features)
-    model = MaskablePPO("MlpPolicy", env, n_steps=64, batch_size=32, seed=0, device="cpu",
-                        policy_kwargs=dict(net_arch=[16], activation_fn={"tanh": torch.nn.Tanh,
-                                                                         "elu": torch.nn.ELU}[activation]))
-    gen = torch.Generator().manual_seed(1)
-    with torch.no_grad():
-        for p in model.policy.parameters():
-            p.copy_(torch.randn(p.shape, generator=gen) * 0.5)
-    model.observation_features = list(features)
-    return PPOAgent.from_model(model, name="m", deterministic=False)
+    return random_ppo_agent(env, activation, features=features, scale=0.5)
 
 
 @pytest.mark.parametrize("features, activation, actor", [

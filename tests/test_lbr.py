@@ -208,24 +208,13 @@ def test_target_replaces_the_opponents():
 def test_the_batched_target_policy_with_features_is_the_card_by_card_one(activation, tmp_path):
     # A ppo model with hand-strength features: each candidate card changes its hand_class and
     # win_probability too; one batched pass must give what its policy gives card by card.
-    torch = pytest.importorskip("torch")
-    from sb3_contrib import MaskablePPO
-
-    from agents.trained import PPOAgent
     from arena.lbr import _TargetPolicy
     from envs.observation import FEATURES
     from envs.single_agent import SingleAgentEnv
+    from tests.helpers import random_ppo_agent
 
     env = SingleAgentEnv("soko", num_players=2, observation_features=tuple(FEATURES))
-    model = MaskablePPO("MlpPolicy", env, n_steps=64, batch_size=32, seed=0, device="cpu",
-                        policy_kwargs=dict(net_arch=[16], activation_fn={"tanh": torch.nn.Tanh,
-                                                                         "elu": torch.nn.ELU}[activation]))
-    gen = torch.Generator().manual_seed(1)
-    with torch.no_grad():
-        for p in model.policy.parameters():
-            p.copy_(torch.randn(p.shape, generator=gen) * 0.3)
-    model.observation_features = list(FEATURES)
-    agent = PPOAgent.from_model(model, name="featured", deterministic=False)
+    agent = random_ppo_agent(env, activation, features=FEATURES, scale=0.3, name="featured")
     assert agent.features == tuple(FEATURES)
     assert type(agent.actor).__name__ == {"tanh": "NumpyActor", "elu": "TorchActor"}[activation]
     rules = get_rules("soko")
