@@ -19,7 +19,7 @@ uses) and, in its metadata under ``stud_arena``, a JSON header:
 ==================  ===========================================================================
 
 **Loading never unpickles.** The tensors are read by safetensors (raw little-endian arrays);
-the network is built from :data:`EXTRACTORS` and :data:`ACTIVATIONS` (a whitelist) and the
+the network is built from :data:`EXTRACTORS` and :data:`ACTIVATION_NAMES` (a whitelist, :func:`policy_kwargs`) and the
 tensors go in with ``load_state_dict(strict=True)``. Before any hand is dealt
 (:func:`check_model`, called by ``agents.registry.check_spec``) a file is refused with one line
 when it is not a readable safetensors file (a truncated body included), when its tensors do not
@@ -57,7 +57,7 @@ from typing import Any
 import numpy as np
 
 __all__ = ["AgentFileError", "ModelInfo", "FORMAT", "VERSION", "FINAL_MODEL", "FINAL_AGENT",
-           "EXTRACTORS", "ACTIVATIONS", "resolve_model", "model_info", "check_model", "load_policy",
+           "EXTRACTORS", "ACTIVATION_NAMES", "policy_kwargs", "resolve_model", "model_info", "check_model", "load_policy",
            "save_agent_file", "convert", "rules_to_json", "rules_from_json", "layout_sha256",
            "global_generators_kept", "run_record"]
 
@@ -66,7 +66,7 @@ VERSION = 1
 FINAL_MODEL = "final_model.zip"            # what train/ppo.py leaves in a run folder (SB3, for --resume)
 FINAL_AGENT = "final_model.safetensors"    # the same policy as an agent file
 METADATA_KEY = "stud_arena"
-ACTIVATIONS = ("tanh", "relu")
+ACTIVATION_NAMES = ("tanh", "relu")
 """Activations a network may use (the ``ppo.activation_fn`` values of a training config)."""
 EXTRACTORS = ("flat", "card_planes")
 """Features extractors by registered name (``ppo.features_extractor``): ``flat`` is SB3's
@@ -303,17 +303,22 @@ def check_model(path: str | Path, rules=None) -> ModelInfo:
     hash, the layout hash, and (given ``rules``, the game to be played) the game; for an SB3 zip,
     that its ``policy.pth`` holds only tensors (``weights_only=True``). One-line
     ValueError (an :class:`AgentFileError` for agent files) when any fails."""
+    return _checked(path, rules)[0]
+
+
+def _checked(path, rules=None) -> tuple[ModelInfo, dict]:
+    """:func:`check_model`'s info and the weights it read on the way (an agent file's tensors,
+    a zip's ``policy.pth`` state), so that loading reads and checks them once."""
     info = model_info(path)
     if info.kind == "SB3 zip":
-        _zip_state(info.path)   # weights only: a policy.pth with anything but tensors is refused here
-    if info.kind == "agent file":
-        _load_tensors(info)
-        _check_layout(info)
-        if rules is not None and info.rules != rules:
-            from envs.engine.rules import rules_label
+        return info, _zip_state(info.path)   # weights only: anything but tensors is refused here
+    tensors = _load_tensors(info)
+    _check_layout(info)
+    if rules is not None and info.rules != rules:
+        from envs.engine.rules import rules_label
 
-            raise AgentFileError(f"{info.path} plays {rules_label(info.rules)}; this game is {rules_label(rules)}")
-    return info
+        raise AgentFileError(f"{info.path} plays {rules_label(info.rules)}; this game is {rules_label(rules)}")
+    return info, tensors
 
 
 def _load_tensors(info: ModelInfo) -> dict[str, np.ndarray]:
@@ -343,33 +348,45 @@ def _check_layout(info: ModelInfo) -> None:
 # Building the network (the whitelist)
 
 
-def _build_policy(obs_size: int, n_actions: int, net_arch, activation: str, extractor: str, kwargs: dict):
-    """A fresh MaskableActorCriticPolicy of a whitelisted architecture (its weights to be loaded)."""
+def policy_kwargs(net_arch, activation: str, extractor: str = "flat", kwargs: dict | None = None) -> dict:
+    """SB3's ``policy_kwargs`` for a network of the whitelist: ``net_arch`` layer sizes, an
+    activation of :data:`ACTIVATION_NAMES`, a features extractor of :data:`EXTRACTORS` with its
+    JSON ``kwargs`` (``card_planes``: ``blocks``, optionally ``channels``). Training builds its
+    networks with it too (``train/ppo.py``), so every trained network is one an agent file can
+    hold. ValueError for anything else."""
     import torch
-    from gymnasium import spaces
-    from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 
-    if activation not in ACTIVATIONS:
-        raise ValueError(f"activation {activation!r} is not one this project builds ({', '.join(ACTIVATIONS)})")
+    if activation not in ACTIVATION_NAMES:
+        raise ValueError(f"activation {activation!r} is not one this project builds ({', '.join(ACTIVATION_NAMES)})")
     if extractor not in EXTRACTORS:
         raise ValueError(f"features extractor {extractor!r} is not one this project builds ({', '.join(EXTRACTORS)})")
     if not (isinstance(net_arch, list) and all(isinstance(n, int) and n > 0 for n in net_arch)):
         raise ValueError(f"net_arch {net_arch!r} is not a list of layer sizes")
-    policy_kwargs: dict[str, Any] = dict(net_arch=list(net_arch),
-                                         activation_fn={"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU}[activation])
+    out: dict[str, Any] = dict(net_arch=list(net_arch),
+                               activation_fn={"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU}[activation])
     if extractor == "card_planes":
         from agents.networks import CardPlanes
 
-        blocks = (kwargs or {}).get("blocks")
+        kwargs = kwargs or {}
+        blocks = kwargs.get("blocks")
         if not (isinstance(blocks, list) and all(isinstance(b, int) for b in blocks)):
             raise ValueError("card_planes needs kwargs.blocks, a list of column numbers")
         extra = {k: v for k, v in kwargs.items() if k != "blocks"}
         if set(extra) - {"channels"} or not all(isinstance(v, int) for v in extra.values()):
             raise ValueError(f"card_planes takes blocks and channels, not {sorted(extra)}")
-        policy_kwargs.update(features_extractor_class=CardPlanes, features_extractor_kwargs=dict(kwargs))
+        out.update(features_extractor_class=CardPlanes, features_extractor_kwargs=dict(kwargs))
+    return out
+
+
+def _build_policy(obs_size: int, n_actions: int, net_arch, activation: str, extractor: str, kwargs: dict):
+    """A fresh MaskableActorCriticPolicy of a whitelisted architecture (its weights to be loaded)."""
+    from gymnasium import spaces
+    from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
+
     space = spaces.Box(low=-np.inf, high=np.inf, shape=(obs_size,), dtype=np.float32)
+    kwargs = policy_kwargs(net_arch, activation, extractor, kwargs)
     with global_generators_kept():
-        policy = MaskableActorCriticPolicy(space, spaces.Discrete(n_actions), lambda _: 0.0, **policy_kwargs)
+        policy = MaskableActorCriticPolicy(space, spaces.Discrete(n_actions), lambda _: 0.0, **kwargs)
     policy.set_training_mode(False)
     return policy
 
@@ -409,10 +426,8 @@ def load_policy(path: str | Path, *, trust_pickled_code: bool = False, rules=Non
     """``(policy, ModelInfo)``: the network of a model file, on the CPU, in eval mode, built
     without unpickling (see the module docstring); ``trust_pickled_code`` loads an SB3 zip through
     ``MaskablePPO.load`` instead, which runs code from the file."""
-    info = check_model(path, rules)
+    info, weights = _checked(path, rules)
     if info.kind == "agent file":
-        tensors = _load_tensors(info)
-        _check_layout(info)
         net = info.header["network"]
         try:
             if net.get("architecture") != "mlp":
@@ -421,7 +436,7 @@ def load_policy(path: str | Path, *, trust_pickled_code: bool = False, rules=Non
                                    net.get("features_extractor"), net.get("kwargs") or {})
             import torch
 
-            _actor_modules(policy).load_state_dict({k: torch.from_numpy(v.copy()) for k, v in tensors.items()},
+            _actor_modules(policy).load_state_dict({k: torch.from_numpy(v.copy()) for k, v in weights.items()},
                                                    strict=True)
         except (ValueError, RuntimeError, TypeError) as exc:
             raise AgentFileError(f"{info.path}: its tensors do not fit its network: {_one_line(exc)}") from None
@@ -433,13 +448,13 @@ def load_policy(path: str | Path, *, trust_pickled_code: bool = False, rules=Non
             model = MaskablePPO.load(str(info.path), device="cpu")
         model.policy.set_training_mode(False)
         return model.policy, info
-    return _zip_policy(info), info
+    return _zip_policy(info, weights), info
 
 
 _CLASS = re.compile(r"^<class '([\w.]+)'>$")
 
 
-def _zip_network(info: ModelInfo, data: dict, state: dict) -> dict:
+def _zip_network(data: dict, state: dict) -> dict:
     """The network of an SB3 zip from the readable fields of its ``data`` entry, refused unless
     it is one this project builds."""
     kwargs = data.get("policy_kwargs") or {}
@@ -504,13 +519,12 @@ def _zip_state(path: Path) -> dict:
     return state
 
 
-def _zip_policy(info: ModelInfo):
-    """The policy of an SB3 zip, its weights read with ``weights_only=True`` and its network from
-    the whitelist; the zip's pickled entries are never decoded."""
-    state = _zip_state(info.path)
+def _zip_policy(info: ModelInfo, state: dict):
+    """The policy of an SB3 zip from its ``policy.pth`` state (read with ``weights_only=True``)
+    and its network from the whitelist; the zip's pickled entries are never decoded."""
     data = _zip_data(info.path)
     try:
-        net = _zip_network(info, data, state)
+        net = _zip_network(data, state)
         policy = _build_policy(info.obs_size, info.n_actions, net["net_arch"], net["activation"],
                                net["features_extractor"], net["kwargs"])
         policy.load_state_dict(state, strict=True)
@@ -583,7 +597,7 @@ def convert(source: str | Path, out: str | Path | None = None, *, rules=None) ->
     rules = info.rules if rules is None else rules
     if rules is None:
         raise ValueError(f"{zip_path} sits in no run folder (no config.yaml beside it): name its game with --game")
-    policy = _zip_policy(info)
+    policy = _zip_policy(info, _zip_state(info.path))
     record = run_record(zip_path)
     data = _zip_data(zip_path)
     config = record.get("config", {})

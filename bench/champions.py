@@ -39,9 +39,13 @@ def measure(game: str, *, hands: int, lbr_hands: int, baselines, seed: int, work
         est = result.estimates[spec]
         rows.append(f"| {spec} | {opponent}{' x5' if players > 2 else ''} | {result.hands} | {est.mean:+.1f} "
                     f"| [{est.low:+.1f}, {est.high:+.1f}] | {time.perf_counter() - start:.0f} |")
-    if lbr_hands and players == 2 and rules.name.startswith("soko"):
-        from arena.lbr import LBRAgent
+    from arena.lbr import LBRAgent, check_rules
 
+    try:
+        check_rules(rules, players)   # where LBR applies: heads-up, one face-down card, no wild cards
+    except ValueError:
+        lbr_hands = 0
+    if lbr_hands:
         start = time.perf_counter()
         out = lower_bound(rules, LBRAgent(spec), spec, hands=lbr_hands, seed=seed, workers=workers)
         low, high = out["ci95"]

@@ -129,20 +129,19 @@ def _remove_unstarted(run_dir: Path) -> None:
 
 
 def _policy_kwargs(cfg: Config) -> dict:
-    import torch
+    """The network of ``ppo.*``, built by ``agents.agent_file.policy_kwargs`` (the whitelist an
+    agent file can hold); ``card_planes`` reads the card blocks of this env's layout."""
+    from agents.agent_file import policy_kwargs
 
-    activation = {"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU}[cfg.ppo.activation_fn]
-    kwargs = dict(net_arch=list(cfg.ppo.net_arch), activation_fn=activation)
+    extra = {}
     if cfg.ppo.features_extractor == "card_planes":
-        from agents.networks import CardPlanes, card_blocks
+        from agents.networks import card_blocks
         from envs.engine.rules import get_rules
         from envs.observation import build_layout
 
         rules = get_rules(cfg.env.game, **cfg.env.rule_overrides())
-        layout = build_layout(rules, cfg.env.observation_features)
-        kwargs.update(features_extractor_class=CardPlanes,
-                      features_extractor_kwargs=dict(blocks=card_blocks(layout)))
-    return kwargs
+        extra = dict(blocks=card_blocks(build_layout(rules, cfg.env.observation_features)))
+    return policy_kwargs(list(cfg.ppo.net_arch), cfg.ppo.activation_fn, cfg.ppo.features_extractor, extra)
 
 
 def _learning_rate(cfg: Config):
