@@ -128,25 +128,21 @@ class TorchActor:
     distribution's (normalised) logits, so the masked softmax is the policy's own."""
 
     def __init__(self, policy) -> None:
+        import threading
+
         self.policy = policy
         self.obs_size = int(np.prod(policy.observation_space.shape))
+        # SB3's get_distribution stores the distribution on the policy's one action_dist and
+        # returns that object: two threads in it at once (the exact solver's batches) could read
+        # each other's logits. One forward pass at a time per actor.
+        self._lock = threading.Lock()
 
     def logits(self, observation: np.ndarray) -> np.ndarray:
-        import torch
-
-        self.policy.set_training_mode(False)
-        with torch.no_grad():
-            obs, _ = self.policy.obs_to_tensor(np.asarray(observation, dtype=np.float32))
-            return self.policy.get_distribution(obs).distribution.logits[0].cpu().numpy()
+        return self._batch_logits(np.asarray(observation, dtype=np.float32)[None, :])[0]
 
     def logits_batch(self, observations: np.ndarray) -> np.ndarray:
         """As :meth:`NumpyActor.logits_batch`, one batch through torch."""
-        import torch
-
-        self.policy.set_training_mode(False)
-        with torch.no_grad():
-            obs, _ = self.policy.obs_to_tensor(np.asarray(observations, dtype=np.float32))
-            return self.policy.get_distribution(obs).distribution.logits.cpu().numpy()
+        return self._batch_logits(np.asarray(observations, dtype=np.float32))
 
     def linear_input(self, observations: np.ndarray) -> np.ndarray:
         """As :meth:`NumpyActor.linear_input`: the observations themselves (torch runs the whole
@@ -172,10 +168,10 @@ class TorchActor:
     def _batch_logits(self, batch: np.ndarray) -> np.ndarray:
         import torch
 
-        self.policy.set_training_mode(False)
-        with torch.no_grad():
+        with self._lock, torch.no_grad():
+            self.policy.set_training_mode(False)
             obs, _ = self.policy.obs_to_tensor(batch)
-            return self.policy.get_distribution(obs).distribution.logits.cpu().numpy()
+            return self.policy.get_distribution(obs).distribution.logits.cpu().numpy().copy()
 
 
 def limit_blas_threads(threads: int = 1):

@@ -216,3 +216,31 @@ def test_loading_a_checkpoint_leaves_the_global_generators_alone(mlp):
     random.seed(5), np.random.seed(5), torch.manual_seed(5)
     PPOAgent(path=str(path)).actor
     assert (random.random(), np.random.random(), torch.rand(1).item()) == expected
+
+
+def test_torch_forward_passes_from_threads_are_each_their_own():
+    """The exact solver runs batches on several threads; SB3 keeps the last distribution on the
+    policy's one ``action_dist``, so without the actor's lock a thread could read another's
+    logits (CI saw a 0.26 difference in a probability). Each thread's batches give the logits
+    of a pass alone."""
+    import sys
+    from concurrent.futures import ThreadPoolExecutor
+
+    from envs.single_agent import SingleAgentEnv
+    from tests.helpers import random_ppo_agent
+
+    agent = random_ppo_agent(SingleAgentEnv("soko"), "elu", scale=0.5)
+    assert isinstance(agent.actor, TorchActor)
+    rng = np.random.default_rng(0)
+    batches = [rng.integers(0, 2, size=(256, agent.actor.obs_size)).astype(np.float32) for _ in range(4)]
+    alone = [agent.actor.logits_batch(b) for b in batches]
+    assert not np.allclose(alone[0], alone[1])   # different batches, different logits
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)   # threads swap as often as they can: the race, if any, shows
+    try:
+        with ThreadPoolExecutor(max_workers=4) as pool:
+            got = list(pool.map(lambda k: agent.actor.logits_batch(batches[k % 4]), range(200)))
+    finally:
+        sys.setswitchinterval(interval)
+    for k, logits in enumerate(got):
+        assert np.array_equal(logits, alone[k % 4]), k
