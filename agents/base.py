@@ -30,7 +30,12 @@ each "cannot" by default:
   it for every candidate card in one pass, the training env writes that seat's observation);
 - :meth:`Agent.strategy_table`: a stored strategy of the exact solver's tree;
 - :meth:`Agent.share_estimator`: a policy computed from the distribution of an equity estimate
-  (the exact solver computes it once per card situation).
+  (the exact solver computes it once per card situation);
+- :meth:`Agent.batched_follower`: a form that plays every hand slot of one core game at once
+  and follows each hand's actions as they are played (local best response's range), for the
+  batched training env;
+- :meth:`Agent.recipe`: what rebuilds the agent in another process without pickling it (its
+  spec, by default), for Ray workers (``arena.cluster``).
 
 A capability that rests on how a class decides (its compiled port, the shape of its policy)
 belongs to that class, not to its subclasses, which may decide otherwise: such methods answer
@@ -145,6 +150,20 @@ class Agent(ABC):
         """An object whose ``deal_shares(view)`` and ``estimate_at_least_of(units)`` give this
         agent's policy through ``agents.equity.decision_chances`` (the equity agent), or None."""
         return None
+
+    def batched_follower(self, game, rules) -> Any | None:
+        """A form of this agent that plays in every hand slot of the core game ``game``
+        (``envs.batched.BatchedGame`` of ``rules``) at once and is told every action before it
+        is played (``arena.lbr.BatchedLBR``: ``observe``, ``act``, ``hands``), or None (the
+        default). Unlike :meth:`batched` it keeps state across a hand."""
+        return None
+
+    def recipe(self) -> str | tuple | None:
+        """What rebuilds this agent in another process without pickling it: the spec it was
+        made from (the default; ``agents.registry.make_agent`` sets ``spec``), a tuple that
+        ``arena.cluster.build_agent`` knows, or None when there is no such thing."""
+        spec = getattr(self, "spec", None)
+        return spec if isinstance(spec, str) else None
 
     def warm_up(self, rules) -> None:
         """Build any lookup tables the agent needs for ``rules`` (called once per tournament,

@@ -77,18 +77,14 @@ def agent_recipe(agent: str | Agent) -> str | tuple:
     """What travels to a Ray actor for ``agent``: its spec (canonical: a ``ppo`` path
     absolute), or ``("lbr", target spec, samples)``; ValueError for an agent that was not made
     from a spec (it would have to be pickled)."""
-    if isinstance(agent, str):
-        return canonical_spec(agent)
-    if isinstance(agent, LBRAgent):
-        target = agent_recipe(agent.target)
-        if not isinstance(target, str):
-            raise ValueError("a local best response to a local best response cannot travel to Ray workers")
-        return ("lbr", target, int(agent.samples))
-    spec = getattr(agent, "spec", None)
-    if not isinstance(spec, str):
+    recipe = agent if isinstance(agent, str) else agent.recipe()   # Agent.recipe
+    if isinstance(recipe, tuple):
+        kind, target, samples = recipe
+        return (kind, canonical_spec(target), samples)
+    if not isinstance(recipe, str):
         raise ValueError(f"agent {getattr(agent, 'name', agent)!r} was not made from a spec; with --ray, "
                          f"agents travel to the workers as specs")
-    return canonical_spec(spec)
+    return canonical_spec(recipe)
 
 
 def build_agent(recipe: str | tuple) -> Agent:

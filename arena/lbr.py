@@ -360,6 +360,18 @@ class LBRAgent(Agent):
                              f"{display_name(self.target)!r} (use engine='auto' or 'python')")
         return supported
 
+    def batched_follower(self, game, rules: Rules) -> BatchedLBR | None:
+        """:class:`BatchedLBR` in ``game`` when the core runs the target (:meth:`uses_core`)."""
+        return BatchedLBR(self, game) if self.uses_core(rules) else None
+
+    def recipe(self) -> tuple:
+        """``("lbr", target spec, samples)``; ValueError for a target that has no spec."""
+        target = self.target.recipe()
+        if not isinstance(target, str):
+            raise ValueError(f"the target {display_name(self.target)!r} of a local best response has no spec "
+                             "to travel as (a local best response to a local best response cannot)")
+        return ("lbr", target, int(self.samples))
+
     def warm_up(self, rules: Rules) -> None:
         """Build the target's hand tables, once per process (the roll-outs need none: the core
         scores them), and the target's policy over the range for ``rules``, which copies of

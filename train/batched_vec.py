@@ -74,7 +74,7 @@ from stable_baselines3.common.vec_env import VecEnv, VecMonitor
 
 from agents.base import Agent, BatchedPolicy
 from agents.heuristic import BatchedRandom
-from arena.lbr import BatchedLBR, LBRAgent
+from arena.lbr import BatchedLBR
 from envs.actions import CHECK_CALL, FOLD, action_mask, apply_action, choose_action
 from envs.batched import BatchedGame
 from envs.engine.events import ACTION_KINDS
@@ -211,8 +211,8 @@ class BatchedVecEnv(VecEnv):
         # others (engine="python", targets without an MLP actor) hand by hand. An earlier
         # pool's keep the hands they are playing until those end.
         self._lbr_retired = [b for b in [*self._lbr_retired, *self._lbr.values()] if b.hands]
-        self._lbr = {i: BatchedLBR(o, self.game) for i, o in enumerate(pool)
-                     if isinstance(o, LBRAgent) and o.uses_core(self.rules)}
+        followers = [o.batched_follower(self.game, self.rules) if isinstance(o, Agent) else None for o in pool]
+        self._lbr = {i: f for i, f in enumerate(followers) if f is not None}
         # Which pool entries read the core's observations (the others decide from the masks or
         # the core's own hands); the hands under way keep their entries' indices, now of this pool.
         self._reads = np.array([form is not None and form.observation_features is not None
