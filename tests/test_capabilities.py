@@ -146,3 +146,32 @@ def test_registered_it_plays_a_tournament_and_trains_batched(monkeypatch):
     assert result.crosstable["prober"]["plain"].mean == 0 and result.crosstable["prober"]["call"].mean != 0
     assert unsupported(load_config(overrides=['opponents.baselines={"prober": 1}'])) is None
     assert "no batched form" in unsupported(load_config(overrides=['opponents.baselines={"plain": 1}']))
+
+
+def test_arena_and_train_never_ask_an_agent_its_class():
+    """No module of arena/ or train/ tests an agent against a subclass of Agent (only against
+    ``Agent`` itself, to tell an agent from a spec) outside the module that defines it."""
+    import ast
+    import inspect
+    from pathlib import Path
+
+    import agents.registry  # noqa: F401  (the registered agent classes)
+    import agents.trained  # noqa: F401  (ppo)
+
+    def subclasses(cls):
+        for sub in cls.__subclasses__():
+            yield sub
+            yield from subclasses(sub)
+
+    names = {c.__name__: inspect.getsourcefile(c) for c in subclasses(Agent)}
+    assert {"LBRAgent", "PPOAgent"} <= set(names)
+    root = Path(__file__).resolve().parents[1]
+    found = []
+    for path in [*root.glob("arena/**/*.py"), *root.glob("train/**/*.py")]:
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "isinstance" and len(node.args) == 2:
+                for name in ast.walk(node.args[1]):
+                    ident = getattr(name, "id", None) or getattr(name, "attr", None)
+                    if ident in names and Path(names[ident]).resolve() != path.resolve():
+                        found.append(f"{path.relative_to(root)}:{node.lineno} {ident}")
+    assert not found, found
