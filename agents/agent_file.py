@@ -223,7 +223,9 @@ def _one_line(exc: BaseException) -> str:
     return " ".join(str(exc).split()) or type(exc).__name__
 
 
-def _zip_data(path: Path) -> dict:
+def zip_data(path: Path) -> dict:
+    """A Stable-Baselines3 zip's ``data`` entry as JSON, nothing unpickled (its serialized
+    entries stay base64 strings); ValueError in one line for anything else."""
     try:
         with zipfile.ZipFile(path) as z:
             names = set(z.namelist())
@@ -284,7 +286,7 @@ def model_info(path: str | Path) -> ModelInfo:
                              check_features(obs.get("features") or ()), rules, header)
         except (KeyError, TypeError, ValueError) as exc:
             raise AgentFileError(f"{path}: its header is incomplete or wrong ({_one_line(exc)})") from None
-    data = _zip_data(path)
+    data = zip_data(path)
     try:
         (size,) = data["observation_space"]["_shape"]
         actions = int(data["action_space"]["n"])
@@ -522,7 +524,7 @@ def _zip_state(path: Path) -> dict:
 def _zip_policy(info: ModelInfo, state: dict):
     """The policy of an SB3 zip from its ``policy.pth`` state (read with ``weights_only=True``)
     and its network from the whitelist; the zip's pickled entries are never decoded."""
-    data = _zip_data(info.path)
+    data = zip_data(info.path)
     try:
         net = _zip_network(data, state)
         policy = _build_policy(info.obs_size, info.n_actions, net["net_arch"], net["activation"],
@@ -599,7 +601,7 @@ def convert(source: str | Path, out: str | Path | None = None, *, rules=None) ->
         raise ValueError(f"{zip_path} sits in no run folder (no config.yaml beside it): name its game with --game")
     policy = _zip_policy(info, _zip_state(info.path))
     record = run_record(zip_path)
-    data = _zip_data(zip_path)
+    data = zip_data(zip_path)
     config = record.get("config", {})
     made = {"config": config, "seed": (config.get("run") or {}).get("seed", data.get("seed")),
             "commit": record.get("commit", "unknown"), "steps": data.get("num_timesteps"),

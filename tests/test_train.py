@@ -247,6 +247,36 @@ def test_resume_continues_the_step_count_in_the_same_tensorboard_run(smoke_run, 
     assert state["pool"]["snapshots"]                        # the self-play pool came back
 
 
+def test_resume_unpickles_nothing_from_the_run_folder(smoke_run, tmp_path):
+    """A run folder from someone else: every pickle in its checkpoints' ``data`` creates a
+    file when decoded (``MaskablePPO.load`` would: tests/test_agent_file.py). ``--resume`` goes
+    on from the newest one, with its step count and update count, and the file never appears
+    (the weights it goes on from: tests/test_resume_exact.py)."""
+    import shutil
+
+    from sb3_contrib import MaskablePPO
+
+    from tests.test_agent_file import _craft
+    from train.config import config_from_dict, read_yaml
+    from train.ppo import main
+
+    cfg, original = smoke_run
+    run_dir = tmp_path / original.name
+    shutil.copytree(original, run_dir)
+    marker = tmp_path / "pwned.txt"
+    for ckpt in (run_dir / "checkpoints").glob("ckpt_*.zip"):
+        _craft(ckpt, ckpt.with_suffix(".tmp"), marker, where="data").replace(ckpt)
+    data = read_yaml(run_dir / "config.yaml")
+    data["run"]["total_timesteps"] = cfg.run.total_timesteps + 512
+    main(config_from_dict(data), resume=run_dir, command=["python"], progress=False)
+    assert not marker.exists()
+    done = MaskablePPO.load(run_dir / "final_model.zip")   # written by the resumed run: trusted here
+    first = MaskablePPO.load(original / "final_model.zip")
+    assert done.num_timesteps == cfg.run.total_timesteps + 512
+    rollouts = 512 // (cfg.ppo.n_steps * cfg.ppo.n_envs)
+    assert done._n_updates == first._n_updates + rollouts * cfg.ppo.n_epochs
+
+
 def test_ctrl_c_leaves_a_loadable_checkpoint_and_resume_finishes(tmp_path, monkeypatch):
     from sb3_contrib import MaskablePPO
 

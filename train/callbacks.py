@@ -431,6 +431,11 @@ def restart_hands(model, pool: OpponentPool, seed: int) -> None:
     model._last_episode_starts = np.ones((env.num_envs,), dtype=bool)
 
 
+def _jsonable_episode(info: dict) -> dict:
+    """An SB3 episode record (``r``, ``l``, ``t`` and any numbers the env adds) as JSON numbers."""
+    return {str(k): (int(v) if isinstance(v, (int, np.integer)) else float(v)) for k, v in info.items()}
+
+
 class Checkpoints(EveryTimesteps):
     """Atomic checkpoints ``checkpoints/ckpt_<timesteps>.zip`` plus ``.json`` (the pool state,
     the process's generators, the evaluation's counters); the last ``keep`` are kept, and the
@@ -469,7 +474,12 @@ class Checkpoints(EveryTimesteps):
             return path
         save_model(model, path)
         state: dict[str, Any] = {"timesteps": steps, "pool": self.pool.state(), "exact": exact,
-                                 "time": time.strftime("%Y-%m-%d %H:%M:%S")}
+                                 "time": time.strftime("%Y-%m-%d %H:%M:%S"),
+                                 # SB3 pickles these with the model; --resume reads them here.
+                                 "episodes": None if model.ep_info_buffer is None else
+                                 [_jsonable_episode(e) for e in model.ep_info_buffer],
+                                 "successes": None if model.ep_success_buffer is None else
+                                 [bool(x) for x in model.ep_success_buffer]}
         if exact:
             state["generators"] = rng_state.capture()
             if self.evaluation is not None:

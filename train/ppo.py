@@ -45,6 +45,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections import deque
 from pathlib import Path
 from typing import Callable, Sequence
 
@@ -184,7 +185,6 @@ def main(cfg: Config, *, resume: str | Path | None = None, command: Sequence[str
     and raises :class:`RunFinished`.
     """
     import torch
-    from sb3_contrib import MaskablePPO
     from stable_baselines3.common.callbacks import CallbackList
 
     from agents.agent_file import FINAL_AGENT
@@ -254,20 +254,12 @@ def main(cfg: Config, *, resume: str | Path | None = None, command: Sequence[str
         pool = OpponentPool(cfg, venv, run_dir / "snapshots", run_dir / "checkpoints")
         if resume is None:
             venv.seed(seed)
-            model = MaskablePPO(
-                "MlpPolicy", venv, learning_rate=_learning_rate(cfg), n_steps=ppo.n_steps,
-                batch_size=ppo.batch_size, n_epochs=ppo.n_epochs, gamma=ppo.gamma,
-                gae_lambda=ppo.gae_lambda, clip_range=ppo.clip_range, clip_range_vf=ppo.clip_range_vf,
-                normalize_advantage=ppo.normalize_advantage, ent_coef=ppo.ent_coef, vf_coef=ppo.vf_coef,
-                max_grad_norm=ppo.max_grad_norm, target_kl=ppo.target_kl,
-                stats_window_size=ppo.stats_window_size, policy_kwargs=_policy_kwargs(cfg),
-                device=ppo.device, seed=seed, verbose=0)
-            # Saved with the model (its zip's data), so a PPOAgent encodes as the env did.
-            model.observation_features = list(cfg.env.observation_features)
+            model = _new_model(cfg, venv, seed)
             pool.push()
             done_before = 0
         else:
-            model, state = _load_newest_checkpoint(run_dir / "checkpoints", venv, device=ppo.device)
+            model, state = _load_newest_checkpoint(run_dir / "checkpoints", lambda: _new_model(cfg, venv, seed),
+                                                   device=ppo.device)
             done_before = model.num_timesteps
             missing = pool.restore(state.get("pool", {}))
             if missing:
@@ -367,19 +359,63 @@ def main(cfg: Config, *, resume: str | Path | None = None, command: Sequence[str
     return run_dir
 
 
-def _load_newest_checkpoint(folder: Path, venv, *, device: str):
-    """The newest checkpoint in ``folder`` that loads, and its state. One that does not (a
-    broken file, or a state file missing because the run stopped while writing it) is renamed
-    ``*.broken`` and the next older one is tried; each fallback is printed."""
+def _new_model(cfg: Config, venv, seed: int):
+    """The MaskablePPO model of ``cfg`` on ``venv``, as a new run starts it."""
     from sb3_contrib import MaskablePPO
 
+    ppo = cfg.ppo
+    model = MaskablePPO(
+        "MlpPolicy", venv, learning_rate=_learning_rate(cfg), n_steps=ppo.n_steps,
+        batch_size=ppo.batch_size, n_epochs=ppo.n_epochs, gamma=ppo.gamma,
+        gae_lambda=ppo.gae_lambda, clip_range=ppo.clip_range, clip_range_vf=ppo.clip_range_vf,
+        normalize_advantage=ppo.normalize_advantage, ent_coef=ppo.ent_coef, vf_coef=ppo.vf_coef,
+        max_grad_norm=ppo.max_grad_norm, target_kl=ppo.target_kl,
+        stats_window_size=ppo.stats_window_size, policy_kwargs=_policy_kwargs(cfg),
+        device=ppo.device, seed=seed, verbose=0)
+    # Saved with the model (its zip's data), so a PPOAgent encodes as the env did.
+    model.observation_features = list(cfg.env.observation_features)
+    return model
+
+
+# The counters of a checkpoint's model that training reads, from the readable JSON of its zip.
+_RESUMED_COUNTERS = {"num_timesteps": int, "_n_updates": int, "_episode_num": int,
+                     "_current_progress_remaining": float}
+
+
+def _restore_checkpoint(model, path: Path, state: dict, *, device: str) -> None:
+    """Put checkpoint ``path`` into ``model`` (a new one of the run's config) without unpickling
+    anything: the policy's and the optimizer's tensors through SB3's ``set_parameters``
+    (``torch.load(weights_only=True)``), the counters from the zip's JSON ``data``
+    (:data:`_RESUMED_COUNTERS`; ``MaskablePPO.load`` would run the pickles stored beside them,
+    so a run folder from someone else could run code), the episode statistics from the state
+    file. The rest of a model's saved state is the config's, which a resume keeps."""
+    from agents.agent_file import zip_data
+
+    data = zip_data(path)
+    for name, kind in _RESUMED_COUNTERS.items():
+        value = data.get(name)
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ValueError(f"its data has no readable {name}")
+        setattr(model, name, kind(value))
+    model.set_parameters(str(path), exact_match=True, device=device)
+    for name, key in (("ep_info_buffer", "episodes"), ("ep_success_buffer", "successes")):
+        saved = state.get(key)   # None (or absent): learn() starts the buffer
+        setattr(model, name, None if saved is None else deque(saved, maxlen=model._stats_window_size))
+
+
+def _load_newest_checkpoint(folder: Path, new_model, *, device: str):
+    """The newest checkpoint in ``folder`` that loads, and its state, in a model made by
+    ``new_model()`` (:func:`_restore_checkpoint`). One that does not (a broken file, or a state
+    file missing because the run stopped while writing it) is renamed ``*.broken`` and the next
+    older one is tried; each fallback is printed."""
     from train.callbacks import checkpoint_files, read_checkpoint_state
 
     skipped = []
     for steps, path in checkpoint_files(folder):
         try:
             state = read_checkpoint_state(path)
-            model = MaskablePPO.load(str(path), env=venv, device=device)
+            model = new_model()
+            _restore_checkpoint(model, path, state, device=device)
         except Exception as exc:  # noqa: BLE001 - any unreadable checkpoint: fall back to an older one
             reason = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
             print(f"warning: checkpoint {path} cannot be loaded ({reason}); trying an older one",
