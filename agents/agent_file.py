@@ -34,7 +34,7 @@ blobs in it are never decoded) and the weights from ``policy.pth`` with
 ``torch.load(weights_only=True)``, which refuses anything but tensors. ``MaskablePPO.load``, which
 runs ``cloudpickle.loads`` on the file and so runs any code in it, is used only with
 ``trust_pickled_code=True`` (``ppo:PATH,trust_pickled_code=true``). ``--resume`` of a training run
-still loads that run's own checkpoints through ``MaskablePPO.load`` (it needs the optimizer).
+reads its checkpoints without unpickling too (``train/ppo.py`` ``_restore_checkpoint``).
 
 A **run folder** names its ``final_model.safetensors`` when there is one, else its
 ``final_model.zip``.
