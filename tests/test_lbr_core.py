@@ -120,10 +120,12 @@ def test_the_batched_envs_lbr_plays_the_hand_by_hand_lbrs_hands():
     # the same hands, decisions and rewards.
     from train.batched_vec import BatchedVecEnv
 
+    # The core's LbrTarget.policies is spread over the batch's threads by slot (1 and 3 here):
+    # the same decisions either way.
     target = _model(FEATURES, seed=8)
     runs = {}
-    for engine in ("python", "auto"):
-        env = BatchedVecEnv("soko", 2, 8, observation_features=FEATURES, seed=3,
+    for engine, threads in (("python", 1), ("auto", 1), ("auto", 3)):
+        env = BatchedVecEnv("soko", 2, 8, observation_features=FEATURES, seed=3, threads=threads,
                             opponents=["random", LBRAgent(target, samples=20, engine=engine)],
                             opponent_weights=[1, 3])
         assert bool(env._lbr) == (engine == "auto")
@@ -136,10 +138,12 @@ def test_the_batched_envs_lbr_plays_the_hand_by_hand_lbrs_hands():
             seen.append(obs)
             rewards.append(reward)
             dones.append(done)
-        runs[engine] = np.array(seen), np.array(rewards), np.array(dones)
-    (po, pr, pd), (co, cr, cd) = runs["python"], runs["auto"]
-    assert pd.sum() > 40 and np.array_equal(pd, cd)
-    assert np.array_equal(pr, cr) and np.array_equal(po, co)
+        runs[engine, threads] = np.array(seen), np.array(rewards), np.array(dones)
+    po, pr, pd = runs["python", 1]
+    assert pd.sum() > 40
+    for threads in (1, 3):
+        co, cr, cd = runs["auto", threads]
+        assert np.array_equal(pd, cd) and np.array_equal(pr, cr) and np.array_equal(po, co), threads
 
 
 def test_the_roll_outs_first_cards_are_argsorts():
