@@ -171,7 +171,7 @@ class TorchActor:
         with self._lock, torch.no_grad():
             self.policy.set_training_mode(False)
             obs, _ = self.policy.obs_to_tensor(batch)
-            return self.policy.get_distribution(obs).distribution.logits.cpu().numpy().copy()
+            return self.policy.get_distribution(obs).distribution.logits.cpu().numpy()
 
 
 def limit_blas_threads(threads: int = 1):

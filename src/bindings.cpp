@@ -357,30 +357,20 @@ PYBIND11_MODULE(_stud_core, m) {
              bool* ta = to_act.mutable_data();
              {
                py::gil_scoped_release release;
-               // Spread over the batch's threads by hand slot: the spots of one slot share its
-               // win cache, so they stay on one thread, in order; the values do not depend on
-               // the split (win_probability is seeded by the spot).
+               // Spread over the batch's threads by hand slot (slot % parts): the spots of one
+               // slot share its win cache, so they stay on one thread, in order; the values do
+               // not depend on the split (win_probability is seeded by the spot).
                std::vector<py::ssize_t> start(q + 1, 0);
-               for (py::ssize_t i = 0; i < q; ++i) start[i + 1] = start[i] + counts.data()[i];
-               int most = 0;
-               std::vector<int> group;   // each spot's group: spots of one slot together
-               std::vector<int> group_of_slot;
+               int64_t most = 0;
                for (py::ssize_t i = 0; i < q; ++i) {
-                 const int slot = (int)slots.data()[i];
-                 most = std::max(most, slot + 1);
+                 start[i + 1] = start[i] + counts.data()[i];
+                 most = std::max(most, slots.data()[i] + 1);
                }
-               if ((int)t.cache.size() < most) t.cache.resize(most);   // before any thread touches it
-               group_of_slot.assign(most, -1);
-               int groups = 0;
-               for (py::ssize_t i = 0; i < q; ++i) {
-                 int& g = group_of_slot[(int)slots.data()[i]];
-                 if (g < 0) g = groups++;
-                 group.push_back(g);
-               }
-               const int parts = std::max(1, std::min(b.threads, groups));
+               if ((int64_t)t.cache.size() < most) t.cache.resize(most);   // before any thread touches it
+               const int parts = (int)std::max<py::ssize_t>(1, std::min<py::ssize_t>(b.threads, q));
                b.workers->run(parts, [&](int part) {
                  for (py::ssize_t i = 0; i < q; ++i) {
-                   if (group[i] % parts != part) continue;
+                   if (slots.data()[i] % parts != part) continue;
                    ta[i] = t.policies(b.hands[slots.data()[i]], (int)slots.data()[i], (int)seats.data()[i],
                                       (int)actions.data()[i], cards.data() + start[i], (int)counts.data()[i],
                                       o + start[i] * t.num_actions);
