@@ -47,7 +47,7 @@ DTYPE = np.float32
 totals are summed in double precision."""
 
 __all__ = ["Tree", "build_tree", "agent_strategy", "best_response", "profile_value", "cfr_plus",
-           "exploitability", "bb_per_100", "save_table", "uniform_strategy"]
+           "exploitability", "bb_per_100", "save_table", "uniform_strategy", "own_reach", "average_strategy"]
 
 
 @dataclass
@@ -348,6 +348,53 @@ def exploitability(tree: Tree, strategy: list[np.ndarray]) -> tuple[float, float
     v0, _ = best_response(tree, strategy, 0)
     v1, _ = best_response(tree, strategy, 1)
     return (v0 + v1) / 2, v0, v1
+
+
+def own_reach(tree: Tree, strategy: list[np.ndarray]) -> list[np.ndarray]:
+    """Per node, the chance that the seat acting there plays the actions leading to it under
+    ``strategy``, by public state and its own face-down card (``(n_pub, C)``; the other seat's
+    actions and chance left out)."""
+    out: list[np.ndarray | None] = [None] * len(tree.nodes)
+
+    def visit(i: int, reach: list[np.ndarray]) -> None:
+        n = tree.nodes[i]
+        actor = tree.actor(n)[:, None]
+        out[i] = np.where(actor == 0, reach[0], reach[1])
+        for k, (what, j) in enumerate(n.children):
+            if what not in ("node", "next"):
+                continue
+            sigma = strategy[i][k]
+            child = [np.where(actor == s, reach[s] * sigma, reach[s]) for s in (0, 1)]
+            if what == "next":
+                child = [np.repeat(r, tree.block, axis=0) for r in child]
+            visit(j, child)
+
+    ones = np.ones_like(tree.valid[0], dtype=DTYPE)
+    visit(0, [ones, ones.copy()])
+    return out
+
+
+def average_strategy(tree: Tree, strategies: list[list[np.ndarray]],
+                     weights: list[float] | None = None) -> list[np.ndarray]:
+    """The behaviour strategy of a mixture: play ``strategies[k]`` for the whole hand with
+    chance ``weights[k]`` (default equal). At each information set its actions are the
+    strategies' weighted by how likely each reaches it (Kuhn's theorem: the mixture and this
+    average have the same value against anything), uniform where none does.
+
+    >>> tree = build_tree("soko_mini")
+    >>> u = uniform_strategy(tree)
+    >>> bool(np.allclose(average_strategy(tree, [u, u])[3], u[3]))
+    True
+    """
+    weights = [1.0] * len(strategies) if weights is None else list(weights)
+    totals = [np.zeros(s.shape, dtype=np.float64) for s in strategies[0]]
+    mass = [np.zeros(s.shape[1:], dtype=np.float64) for s in strategies[0]]
+    for w, strategy in zip(weights, strategies):
+        for i, r in enumerate(own_reach(tree, strategy)):
+            totals[i] += w * r * strategy[i]
+            mass[i] += w * r
+    return [np.where(m > 0, t / np.where(m > 0, m, 1.0), 1.0 / len(t)).astype(DTYPE)
+            for t, m in zip(totals, mass)]
 
 
 def bb_per_100(tree: Tree, chips: float) -> float:

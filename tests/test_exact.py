@@ -379,3 +379,32 @@ def test_equity_decision_rule_on_arrays_is_the_rule_on_each_entry():
         pytest.approx([0.0, 0.8, 0.2])
     assert decision_chances(masks["capped"], to_call=4, at_raise=0.2, at_large=0.1, at_call=0.5) == \
         pytest.approx([0.5, 0.5, 0.0])
+
+
+def test_the_average_strategy_is_worth_what_the_mixture_is(tiny):
+    # Playing strategy a for the whole hand with chance 0.3 and b with 0.7 is worth, against
+    # any opponent and in either seat, what the reach-weighted average strategy is worth.
+    from arena.exact import average_strategy, own_reach
+
+    tree, a = tiny
+    rng = np.random.default_rng(1)
+    b, opponent = ([rng.dirichlet(np.ones(s.shape[0]), size=s.shape[1:]).transpose(2, 0, 1).astype(np.float32)
+                    for s in uniform_strategy(tree)] for _ in range(2))
+    mixed = average_strategy(tree, [a, b], [0.3, 0.7])
+    for seat in (0, 1):
+        def value(s):
+            return profile_value(tree, s, opponent) if seat == 0 else profile_value(tree, opponent, s)
+        assert value(mixed) == pytest.approx(0.3 * value(a) + 0.7 * value(b), rel=1e-4, abs=1e-7)
+    # The root is reached with certainty; two actions on, the opener's reach is its chance of
+    # the first of them.
+    reach = own_reach(tree, a)
+    assert np.allclose(reach[0], 1.0)
+    paths = [(k, g) for k, (what, j) in enumerate(tree.nodes[0].children) if what == "node"
+             for what2, g in tree.nodes[j].children if what2 == "node"]
+    assert paths
+    for k, g in paths:
+        assert np.allclose(reach[g], a[0][k])
+    # Mixing a strategy with itself changes nothing.
+    same = average_strategy(tree, [a, a])
+    valid = [tree.valid[n.round] > 0 for n in tree.nodes]
+    assert all(np.allclose(s[:, v], t[:, v], atol=1e-5) for s, t, v in zip(same, a, valid))

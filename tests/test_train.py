@@ -447,3 +447,52 @@ def test_an_unknown_entropy_schedule_is_refused(tmp_path):
 
     with pytest.raises(ConfigError, match="ent_schedule"):
         smoke(tmp_path, "ppo.ent_schedule=cosine")
+
+
+def test_exact_best_responses_to_snapshots_join_the_pool_and_survive_a_resume(tmp_path):
+    # opponents.self_play.exact_br: at each snapshot the exact best response (arena.exact) to the
+    # learner's sampling policy joins the pool; it wins its exact value against the policy it
+    # answers, the newest exact_br_keep stay, and a resume reloads the same tables.
+    from agents.registry import make_agent
+    from agents.table import BestResponseAgent
+    from arena.exact import agent_strategy, best_response, build_tree, profile_value
+    from envs.engine.rules import get_rules
+    from train.callbacks import OpponentPool, read_checkpoint_state
+    from train.ppo import main
+
+    overrides = ["env.game=soko_mini", "env.rules={deck_ranks: KA}", "opponents.self_play.exact_br=0.6",
+                 "opponents.self_play.exact_br_keep=2", "opponents.self_play.weight=0.2",
+                 "opponents.self_play.keep=3", "eval.every=0", "run.total_timesteps=2048"]
+    cfg = smoke(tmp_path, *overrides)
+    run_dir = main(cfg, command=["test"], progress=False)
+    tables = sorted((run_dir / "snapshots").glob("br_*.npz"), key=lambda p: int(p.stem[3:]))
+    assert [int(p.stem[3:]) for p in tables] == [1024, 1536]   # snapshots at 512, 1024, 1536: the newest two
+    rules = get_rules("soko_mini", deck_ranks="KA")
+    tree = build_tree(rules)
+    target = make_agent(f"ppo:{run_dir / 'snapshots' / 'snapshot_1536.zip'},deterministic=false")
+    strategy = agent_strategy(tree, target)
+    response = agent_strategy(tree, BestResponseAgent(path=str(tables[-1])))
+    assert best_response(tree, strategy, 0)[0] == pytest.approx(profile_value(tree, response, strategy), abs=1e-5)
+    assert best_response(tree, strategy, 1)[0] == pytest.approx(-profile_value(tree, strategy, response), abs=1e-5)
+
+    state = read_checkpoint_state(sorted((run_dir / "checkpoints").glob("*.json"))[-1])
+    assert [b["path"] for b in state["pool"]["best_responses"]] == [p.name for p in tables]
+
+    class Pools:   # the VecEnv side of set_pool: one pool for every hand
+        one_pool = True
+        num_envs = 1
+        unwrapped = property(lambda self: self)
+
+        def get_attr(self, name, indices=None):
+            return [rules]
+
+        def set_opponents(self, pool, weights):
+            self.pool, self.weights = pool, weights
+
+    venv = Pools()
+    pool = OpponentPool(cfg, venv, run_dir / "snapshots")
+    assert pool.restore(state["pool"]) == []
+    assert [p.name for _, p, _ in pool.best_responses] == [p.name for p in tables]
+    # baselines 0.2 (random, call, raise, tag), three snapshots 0.2, two responses 0.6.
+    assert venv.weights == pytest.approx([0.05] * 4 + [0.2 / 3] * 3 + [0.3, 0.3])
+    assert [a.path.name for a in venv.pool[-2:]] == [p.name for p in tables]

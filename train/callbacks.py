@@ -129,7 +129,8 @@ def referenced_snapshots(folder: Path) -> set[str]:
             state = read_checkpoint_state(path)
         except (OSError, ValueError):
             continue
-        names.update(item["path"] for item in state.get("pool", {}).get("snapshots", []))
+        pool = state.get("pool", {})
+        names.update(item["path"] for item in pool.get("snapshots", []) + pool.get("best_responses", []))
     return names
 
 
@@ -149,6 +150,9 @@ class OpponentPool:
         self.snapshot_dir = Path(snapshot_dir)
         self.checkpoint_dir = Path(checkpoint_dir) if checkpoint_dir is not None else None
         self.snapshots: list[tuple[int, Path, PPOAgent]] = []   # (timesteps, file, policy)
+        # Exact best responses to snapshots (opponents.self_play.exact_br): (timesteps, file, agent)
+        self.best_responses: list[tuple[int, Path, Any]] = []
+        self._tree = None
         self.generation = 0
         self.size = 0
 
@@ -169,7 +173,9 @@ class OpponentPool:
         self.size = set_pool(self.venv, self.baselines, [p for _, _, p in self.snapshots],
                              self_play_weight=self.self_play.weight, seed=self.seed,
                              generation=generation, lbr_weight=self.self_play.lbr,
-                             lbr_samples=self.self_play.lbr_samples)
+                             lbr_samples=self.self_play.lbr_samples,
+                             responses=[a for _, _, a in self.best_responses],
+                             response_weight=self.self_play.exact_br)
 
     def add_snapshot(self, model, timesteps: int) -> Path:
         """Freeze the learner: save it as ``snapshots/snapshot_<timesteps>.zip`` (and the same as an
@@ -181,8 +187,31 @@ class OpponentPool:
                                      deterministic=self.self_play.deterministic)
         self.snapshots.append((timesteps, path, policy))
         self.snapshots = self.snapshots[-self.self_play.keep:]
+        if self.self_play.exact_br > 0:
+            self.add_best_response(model, timesteps)
         self.push()
         self.prune()
+        return path
+
+    def add_best_response(self, model, timesteps: int) -> Path:
+        """The exact best response (both seats, ``arena.exact``) to the learner's sampling policy
+        now, saved as ``snapshots/br_<timesteps>.npz`` (a ``br:`` table) and added to the pool's
+        responses (the newest ``exact_br_keep``); the caller sends the pool."""
+        from agents.table import BestResponseAgent
+        from arena.exact import agent_strategy, best_response, build_tree, merge_best, save_table
+        from envs.engine.rules import get_rules
+
+        if self._tree is None:
+            self._tree = build_tree(get_rules(self.cfg.env.game, **self.cfg.env.rule_overrides()))
+        target = PPOAgent.from_model(model, name=f"learner_{timesteps}", deterministic=False)
+        strategy = agent_strategy(self._tree, target)
+        best = merge_best(self._tree, best_response(self._tree, strategy, 0)[1],
+                          best_response(self._tree, strategy, 1)[1])
+        path = save_table(self._tree, self.snapshot_dir / f"br_{timesteps}.npz", actions=best)
+        agent = BestResponseAgent(path=str(path))
+        agent.name = path.stem
+        self.best_responses.append((timesteps, path, agent))
+        self.best_responses = self.best_responses[-self.self_play.exact_br_keep:]
         return path
 
     def prune(self) -> None:
@@ -190,15 +219,19 @@ class OpponentPool:
         checkpoint's snapshots must be there when a run resumes from it)."""
         if not self.snapshot_dir.is_dir():
             return
-        keep = {p.name for _, p, _ in self.snapshots}
+        keep = {p.name for _, p, _ in self.snapshots + self.best_responses}
         if self.checkpoint_dir is not None:
             keep |= referenced_snapshots(self.checkpoint_dir)
         for path in [*self.snapshot_dir.glob("snapshot_*.zip"), *self.snapshot_dir.glob("snapshot_*.safetensors")]:
             if path.with_suffix(".zip").name not in keep:
                 path.unlink(missing_ok=True)
+        for path in self.snapshot_dir.glob("br_*.npz"):
+            if path.name not in keep:
+                path.unlink(missing_ok=True)
 
     def state(self) -> dict[str, Any]:
         return {"snapshots": [{"timesteps": t, "path": p.name} for t, p, _ in self.snapshots],
+                "best_responses": [{"timesteps": t, "path": p.name} for t, p, _ in self.best_responses],
                 "generation": self.generation}
 
     def restore(self, state: dict[str, Any]) -> list[str]:
@@ -216,6 +249,18 @@ class OpponentPool:
                 missing.append(item["path"])
                 continue
             self.snapshots.append((int(item["timesteps"]), path, policy))
+        self.best_responses = []
+        for item in state.get("best_responses", [])[-self.self_play.exact_br_keep:]:
+            from agents.table import BestResponseAgent
+
+            path = self.snapshot_dir / item["path"]
+            try:
+                agent = BestResponseAgent(path=str(path))
+            except ValueError:   # a missing or unreadable table: reported, not fatal
+                missing.append(item["path"])
+                continue
+            agent.name = path.stem
+            self.best_responses.append((int(item["timesteps"]), path, agent))
         self.generation = int(state.get("generation", 0))
         self.rebuild()
         return missing

@@ -103,6 +103,13 @@ class SelfPlayConfig:
     # roll-outs of the cards to come per street: lbr_samples. It plays at Python speed.
     lbr: float = 0.0
     lbr_samples: int = 50
+    # Share of hands against the exact best response (arena.exact, both seats) to the newest
+    # snapshot's sampling policy, computed at every snapshot; the games the exact solver
+    # enumerates (soko_mini) only. The learner then climbs its value against a best response
+    # to itself: the gradient of its exploitability (exploitability descent). The newest
+    # exact_br_keep responses share the hands evenly.
+    exact_br: float = 0.0
+    exact_br_keep: int = 1
 
 
 @dataclass
@@ -356,6 +363,15 @@ def _check(cfg: Config) -> None:
     need(sp.weight < 1 or sp.every > 0, "opponents.self_play.weight is 1 but self_play.every is 0")
     need(0 <= sp.lbr <= 1 - sp.weight, f"opponents.self_play.lbr must be from 0 to 1 - self_play.weight "
          f"({1 - sp.weight:g}), not {sp.lbr}")
+    need(0 <= sp.exact_br <= 1 - sp.weight - sp.lbr,
+         f"opponents.self_play.exact_br must be from 0 to 1 - self_play.weight - self_play.lbr "
+         f"({1 - sp.weight - sp.lbr:g}), not {sp.exact_br}")
+    need(sp.exact_br_keep >= 1, f"opponents.self_play.exact_br_keep must be at least 1, not {sp.exact_br_keep}")
+    if sp.exact_br > 0:
+        need(sp.every > 0, "opponents.self_play.exact_br needs snapshots to respond to: set self_play.every")
+        need(rules.name == "soko_mini" and cfg.env.players == 2,
+             f"opponents.self_play.exact_br is exact for heads-up soko_mini only, not {rules.name} with "
+             f"{cfg.env.players} players")
     need(sp.lbr_samples >= 1, f"opponents.self_play.lbr_samples must be at least 1, not {sp.lbr_samples}")
     if sp.lbr > 0:
         from arena.lbr import check_rules

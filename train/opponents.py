@@ -17,6 +17,7 @@ agent.
 
 from __future__ import annotations
 
+import copy
 from typing import Any, Sequence
 
 import numpy as np
@@ -27,19 +28,28 @@ __all__ = ["pool_weights", "baseline_opponent", "build_pool"]
 
 
 def pool_weights(baselines: dict[str, float], *, snapshots: int, self_play_weight: float,
-                 lbr_weight: float = 0.0) -> list[float]:
-    """Draw chances: the baselines share ``1 - self_play_weight - lbr_weight`` by their weights,
-    the snapshots share ``self_play_weight`` evenly, and the local best response to the newest
-    snapshot (last) gets ``lbr_weight`` (the baselines get everything until the first
-    snapshot)."""
+                 lbr_weight: float = 0.0, responses: int = 0, response_weight: float = 0.0) -> list[float]:
+    """Draw chances: the baselines share ``1 - self_play_weight - lbr_weight - response_weight``
+    by their weights, the snapshots share ``self_play_weight`` evenly, the local best response to
+    the newest snapshot gets ``lbr_weight``, and the ``responses`` exact best responses (last)
+    share ``response_weight`` evenly (the baselines get everything until the first snapshot, and
+    the share of responses until the first response).
+
+    >>> pool_weights({"tag": 1}, snapshots=2, self_play_weight=0.2, responses=2, response_weight=0.5)
+    [0.3, 0.1, 0.1, 0.25, 0.25]
+    """
     base = np.array(list(baselines.values()), dtype=np.float64)
     share = self_play_weight if snapshots else 0.0
     lbr = lbr_weight if snapshots else 0.0
-    out = list(base / base.sum() * (1 - share - lbr)) if base.sum() > 0 else [0.0] * len(base)
+    answer = response_weight if responses else 0.0
+    rest = 1 - share - lbr - answer
+    out = list(base / base.sum() * rest) if base.sum() > 0 else [0.0] * len(base)
     if snapshots:
         out += [share / snapshots] * snapshots
     if lbr:
         out.append(lbr)
+    if answer:
+        out += [answer / responses] * responses
     return [float(x) for x in out]
 
 
@@ -76,19 +86,22 @@ def baseline_opponent(spec: str, *, seed: int | np.random.SeedSequence, rules=No
 def build_pool(baselines: dict[str, float], snapshots: Sequence[PPOAgent], *,
                self_play_weight: float, seed: int | np.random.SeedSequence,
                rules=None, lbr_weight: float = 0.0, lbr_samples: int = 50,
-               lbr_engine: str = "auto") -> tuple[list[Any], list[float]]:
+               lbr_engine: str = "auto", responses: Sequence[Any] = (),
+               response_weight: float = 0.0) -> tuple[list[Any], list[float]]:
     """The opponent pool and weights for one env; ``seed`` gives its agents their own streams
-    (until the env re-seeds them for their first hand). With ``lbr_weight`` and snapshots, the
-    last entry is ``arena.lbr.LBRAgent`` against the newest snapshot (its ``engine``: ``lbr_engine``)."""
+    (until the env re-seeds them for their first hand). With ``lbr_weight`` and snapshots, an
+    entry is ``arena.lbr.LBRAgent`` against the newest snapshot (its ``engine``: ``lbr_engine``);
+    ``responses`` (agents, exact best responses to snapshots) come last, sharing
+    ``response_weight``."""
     seq = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
-    children = seq.spawn(len(baselines) + len(snapshots) + 1)
+    children = seq.spawn(len(baselines) + len(snapshots) + 1 + len(responses))
     pool: list[Any] = []
     for spec, child in zip(baselines, children):
         pool.append(baseline_opponent(spec, seed=child, rules=rules))
     for snapshot, child in zip(snapshots, children[len(baselines):]):
-        copy = snapshot.clone()
-        copy.reset(child)
-        pool.append(copy)
+        frozen = snapshot.clone()
+        frozen.reset(child)
+        pool.append(frozen)
     if lbr_weight > 0 and snapshots:
         from arena.lbr import LBRAgent
 
@@ -97,7 +110,12 @@ def build_pool(baselines: dict[str, float], snapshots: Sequence[PPOAgent], *,
         if rules is not None:
             lbr.warm_up(rules)   # one target policy (its encoder and tables) for every hand's copy
         pool.append(lbr)
+    for response, child in zip(responses if response_weight > 0 else (),
+                               children[len(baselines) + len(snapshots) + 1:]):
+        own = copy.copy(response)   # its own generator; the tables are shared
+        own.reset(child)
+        pool.append(own)
     weights = pool_weights(baselines, snapshots=len(snapshots), self_play_weight=self_play_weight,
-                           lbr_weight=lbr_weight)
+                           lbr_weight=lbr_weight, responses=len(responses), response_weight=response_weight)
     keep = [i for i, w in enumerate(weights) if w > 0]
     return [pool[i] for i in keep], [weights[i] for i in keep]

@@ -185,8 +185,9 @@ class TimedVecEnv(VecEnvWrapper):
 
 def set_pool(venv: VecEnv, baselines: dict[str, float], snapshots: Sequence, *, self_play_weight: float,
              seed: int, generation: int, lbr_weight: float = 0.0, lbr_samples: int = 50,
-             lbr_engine: str = "auto") -> int:
-    """Give every env the opponent pool (baselines and snapshots), each with generators of its
+             lbr_engine: str = "auto", responses: Sequence = (), response_weight: float = 0.0) -> int:
+    """Give every env the opponent pool (baselines, snapshots, and best responses to them:
+    ``train.opponents.build_pool``), each with generators of its
     own drawn from ``(seed, generation, env index)``; returns the pool's size. A VecEnv whose
     hands share one pool (``one_pool = True``: ``train.batched_vec.BatchedVecEnv``) gets one pool
     for all its hands. ``lbr_engine``: the local best response's (``arena.lbr.ENGINES``;
@@ -198,7 +199,8 @@ def set_pool(venv: VecEnv, baselines: dict[str, float], snapshots: Sequence, *, 
         pool, weights = build_pool(baselines, snapshots, self_play_weight=self_play_weight,
                                    seed=np.random.SeedSequence(seed, spawn_key=(generation, 0)), rules=rules,
                                    lbr_weight=lbr_weight, lbr_samples=lbr_samples,
-                                   lbr_engine=lbr_engine)
+                                   lbr_engine=lbr_engine, responses=responses,
+                                   response_weight=response_weight)
         venv.unwrapped.set_opponents(pool, weights)
         return len(pool)
     size = 0
@@ -206,7 +208,8 @@ def set_pool(venv: VecEnv, baselines: dict[str, float], snapshots: Sequence, *, 
         pool, weights = build_pool(baselines, snapshots, self_play_weight=self_play_weight,
                                    seed=np.random.SeedSequence(seed, spawn_key=(generation, i)),
                                    rules=rules, lbr_weight=lbr_weight, lbr_samples=lbr_samples,
-                                   lbr_engine=lbr_engine)
+                                   lbr_engine=lbr_engine, responses=responses,
+                                   response_weight=response_weight)
         venv.env_method("set_opponents", pool, weights, indices=[i])
         size = len(pool)
     return size
