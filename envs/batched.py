@@ -283,7 +283,8 @@ def _cached_core_rules(rules: Rules) -> _stud_core.CoreRules:
     return core_rules(rules)
 
 
-def win_probability(game, seat: int, *, hole=None, samples: int = WIN_SAMPLES, max_exact: int = WIN_EXACT) -> float:
+def win_probability(game, seat: int, *, hole=None, samples: int = WIN_SAMPLES,
+                    max_exact: int = WIN_EXACT) -> float:
     """``envs.engine.equity.win_probability(game.view(seat), ...)`` computed by the core: the same
     float64 (``tests/test_core_features.py`` holds the two equal), a few hundred times faster.
 
@@ -293,7 +294,8 @@ def win_probability(game, seat: int, *, hole=None, samples: int = WIN_SAMPLES, m
     return win_probabilities(game, seat, [hole], samples=samples, max_exact=max_exact)[0]
 
 
-def win_probabilities(game, seat: int, holes, *, samples: int = WIN_SAMPLES, max_exact: int = WIN_EXACT) -> list[float]:
+def win_probabilities(game, seat: int, holes, *, samples: int = WIN_SAMPLES,
+                      max_exact: int = WIN_EXACT) -> list[float]:
     """:func:`win_probability` of ``seat`` holding each face-down card list of ``holes`` in turn,
     in one call (local best response asks it for every card the other player may hold)."""
     n = game.num_players
@@ -306,7 +308,8 @@ def win_probabilities(game, seat: int, holes, *, samples: int = WIN_SAMPLES, max
 
 
 def showdown_shares(mine, their_up, candidates, future, mine_to_come: int, *, canadian: bool = False,
-                    wild_ranks=(), double_ace_flush: bool = False, ace_low_four_straight: bool = True) -> np.ndarray:
+                    wild_ranks=(), double_ace_flush: bool = False,
+                    ace_low_four_straight: bool = True) -> np.ndarray:
     """Local best response's roll-outs scored in one call (``arena.lbr.equity_by_hole``): for
     each of ``candidates`` (the other player's face-down card), my mean showdown share (1 win,
     1/2 tie, 0 loss) over the rows of ``future`` that do not deal it, float64 (len(candidates),)
@@ -315,8 +318,8 @@ def showdown_shares(mine, their_up, candidates, future, mine_to_come: int, *, ca
     ``their_up`` and the rest. The same floats as scoring every hand with :func:`evaluate_rows`."""
     future = np.asarray(future)
     if future.ndim != 2 or not np.issubdtype(future.dtype, np.integer):
-        raise ValueError(f"showdown_shares takes an (rows, k) integer array of cards to come, not {future.dtype} "
-                         f"of shape {future.shape}")
+        raise ValueError(f"showdown_shares takes an (rows, k) integer array of cards to come, not "
+                         f"{future.dtype} of shape {future.shape}")
     wild_mask = sum(1 << RANKS.index(r) for r in set(wild_ranks))
     return _stud_core.showdown_shares([int(c) for c in mine], [int(c) for c in their_up],
                                       [int(c) for c in candidates], future.astype(np.int64, copy=False),

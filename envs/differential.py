@@ -62,7 +62,8 @@ def variants() -> list[Rules]:
 
 
 def compare(rules: Rules | str, num_players: int, num_hands: int, seed: int, *,
-            short_stacks: bool = False, observations: bool = False, features=(), max_report: int = 5) -> Report:
+            short_stacks: bool = False, observations: bool = False, features=(),
+            max_report: int = 5) -> Report:
     """Play ``num_hands`` seeded hands on both engines; the mismatches found, described.
 
     ``observations``: also compare the observation of the player to act at every step
@@ -93,7 +94,8 @@ def compare(rules: Rules | str, num_players: int, num_hands: int, seed: int, *,
         if len(report.mismatches) < max_report:
             g = games[i]
             report.mismatches.append(
-                f"{rules.name} {num_players}p hand {i} (seed {seed}): {what}\n{g.history()}\ncore: {core.state(i)}")
+                f"{rules.name} {num_players}p hand {i} (seed {seed}): {what}\n{g.history()}\n"
+                f"core: {core.state(i)}")
         else:
             report.mismatches.append(what)
 
@@ -163,7 +165,8 @@ def sweep(num_hands: int, seed: int, *, variants_list: list[Rules] | None = None
     for k, rules in enumerate(variants_list or variants()):
         for players in range(rules.min_players, rules.max_players + 1):
             for short in (False, True):
-                total.add(compare(rules, players, num_hands, seed=seed * 100_003 + k * 101 + players * 2 + short,
+                total.add(compare(rules, players, num_hands,
+                                  seed=seed * 100_003 + k * 101 + players * 2 + short,
                                   short_stacks=short, observations=observations, features=features))
     return total
 

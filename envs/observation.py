@@ -103,7 +103,8 @@ SCALES = ("one", "pot", "seat", "table", "big_bet", "count")
 """What a state piece's chips or counts are divided by (see :func:`chip_scales`)."""
 
 FEATURES = {
-    "hand_class": "made-hand category of the observer's own cards (face-down and face-up, wild cards in force)",
+    "hand_class": "made-hand category of the observer's own cards (face-down and face-up, wild cards in "
+                  "force)",
     "showing_class": "made-hand category of each relative seat's face-up cards (wild cards in force)",
     "win_probability": "observer's expected share of the pot at showdown against uniformly random unseen "
                        "cards, nobody folding",
@@ -174,7 +175,8 @@ class Layout:
         for p in pieces:
             p = piece(*p) if not isinstance(p, Piece) else p
             if p.seats and p.size % p.seats:
-                raise ValueError(f"piece {p.name!r}: size {p.size} is not a whole number of rows for {p.seats} seats")
+                raise ValueError(f"piece {p.name!r}: size {p.size} is not a whole number of rows for "
+                                 f"{p.seats} seats")
             if p.scale not in SCALES:
                 raise ValueError(f"piece {p.name!r}: scale {p.scale!r} is not one of {', '.join(SCALES)}")
             if (p.state is not None) + (p.hand is not None) + (p.observer is not None) > 1:
@@ -258,10 +260,11 @@ def check_features(features) -> tuple[str, ...]:
 
     >>> check_features(["win_probability", "hand_class"])
     ('hand_class', 'win_probability')
-    >>> check_features(["hand_strength"])
+    >>> check_features(["hand_strength"])  # doctest: +NORMALIZE_WHITESPACE
     Traceback (most recent call last):
     ...
-    ValueError: unknown observation feature 'hand_strength'; the features are hand_class, showing_class, win_probability
+    ValueError: unknown observation feature 'hand_strength'; the features are hand_class, showing_class,
+    win_probability
     """
     if features is None:
         return ()
@@ -315,7 +318,8 @@ def _showing_classes(game: Game, current, sizes) -> tuple[float, ...]:
     return values
 
 
-def _write_win_probability(view: np.ndarray, encoder: ObservationEncoder, game: Game, seat: int, hole) -> None:
+def _write_win_probability(view: np.ndarray, encoder: ObservationEncoder, game: Game, seat: int,
+                           hole) -> None:
     # At the end of the hand it is the share the seat won (every card that decided it is known;
     # no policy acts on it, so no simulation is spent on it).
     if game.is_over:
@@ -334,7 +338,8 @@ def win_probabilities(encoder: ObservationEncoder, game: Game, seat: int, holes)
     # response asks the same cards again after each betting action it considers. Kept by the
     # public part of that state, then by face-down cards (one lookup of the public part for
     # local best response's 40-odd cards).
-    public = (seat, game.street, game.button, game.folded, tuple(game.up_cards(s) for s in range(game.num_players)))
+    public = (seat, game.street, game.button, game.folded,
+              tuple(game.up_cards(s) for s in range(game.num_players)))
     cache = encoder._win_cache
     known = cache.get(public)
     if known is None:
@@ -414,7 +419,8 @@ def build_layout(rules: Rules | str, features=()) -> Layout:
         pieces += [
             piece("wild_rank", 14, "wild rank in force (2..A), last slot: nothing is wild",
                   state=lambda g, p, s: wild_slots[g.wild_rank]),
-            piece("queens_wild", 1, "1 when queens are wild (option queens_wild)", hand=lambda g: queens_wild),
+            piece("queens_wild", 1, "1 when queens are wild (option queens_wild)",
+                  hand=lambda g: queens_wild),
             piece("wild_cards", 52, "visible cards (own face-down and all face-up) that are wild now",
                   observer=_write_wild_cards),
         ]
@@ -430,16 +436,21 @@ def build_layout(rules: Rules | str, features=()) -> Layout:
               state=lambda g, p, s: (g.to_call,), scale="seat", private=True),
         piece("pot_odds", 1, "to_call / (pot + to_call)", state=_pot_odds, private=True),
         piece("raise_to_amounts", sizes, f"raise-to total of action id {FIRST_BET}+i when offered, else 0",
-              state=lambda g, p, s: no_sizes if s is None else s + no_sizes[len(s):], scale="seat", private=True),
-        piece("bet_size", 1, "this round's bet size / big bet", state=lambda g, p, s: (g.bet_size,), scale="big_bet"),
+              state=lambda g, p, s: no_sizes if s is None else s + no_sizes[len(s):], scale="seat",
+              private=True),
+        piece("bet_size", 1, "this round's bet size / big bet", state=lambda g, p, s: (g.bet_size,),
+              scale="big_bet"),
         piece("raises", 1, "bets and raises made this round / (1 + max_raises)",
               state=lambda g, p, s: (g.raises_this_round,), scale="count"),
         piece("street", rounds, "betting round, one-hot", state=lambda g, p, s: one_hot(rounds, g.street)),
         piece("seated", n, "relative seat is at the table (0: padding)", seats=n,
               hand=lambda g: one_hot(1, 0) * g.num_players),
-        piece("to_act", n, "relative seat is to act", seats=n, state=lambda g, p, s: one_hot(g.num_players, p)),
-        piece("button", n, "relative seat has the button", seats=n, hand=lambda g: one_hot(g.num_players, g.button)),
-        piece("stack", n, "chips behind, per relative seat", seats=n, state=lambda g, p, s: g.stacks, scale="table"),
+        piece("to_act", n, "relative seat is to act", seats=n,
+              state=lambda g, p, s: one_hot(g.num_players, p)),
+        piece("button", n, "relative seat has the button", seats=n,
+              hand=lambda g: one_hot(g.num_players, g.button)),
+        piece("stack", n, "chips behind, per relative seat", seats=n, state=lambda g, p, s: g.stacks,
+              scale="table"),
         piece("committed", n, "chips put in this betting round, per relative seat", seats=n,
               state=lambda g, p, s: g.committed, scale="seat"),
         piece("total_committed", n, "chips put in this hand (antes included), per relative seat", seats=n,
@@ -468,7 +479,8 @@ def seat_chip_bound(rules: Rules, stacks) -> int:
     """The most chips one seat can put into a hand: its stack, or less under limit betting."""
     most = max(stacks)
     if rules.betting.is_limit:
-        per_round = (1 + rules.max_raises) * rules.big_bet * (2 if rules.betting == Betting.SPREAD_LIMIT else 1)
+        per_round = ((1 + rules.max_raises) * rules.big_bet
+                     * (2 if rules.betting == Betting.SPREAD_LIMIT else 1))
         most = min(most, rules.ante + rules.num_streets * per_round)
     return max(most, 1)
 
@@ -519,8 +531,8 @@ class ObservationEncoder:
         self.num_sizes = self.num_actions - FIRST_BET
         for p in lay:
             if p.state is None and p.hand is None and p.observer is None and p.name not in LOG_PIECES:
-                raise ValueError(f"piece {p.name!r} has no writer: give it state=, hand= or observer=, or fold it "
-                                 f"in from the log in ObservationEncoder._catch_up (which writes "
+                raise ValueError(f"piece {p.name!r} has no writer: give it state=, hand= or observer=, "
+                                 f"or fold it in from the log in ObservationEncoder._catch_up (which writes "
                                  f"{', '.join(sorted(LOG_PIECES))})")
             if p.seats and p.seats != r.max_players:
                 raise ValueError(f"piece {p.name!r} has {p.seats} seats; the rules seat {r.max_players}")
@@ -626,7 +638,8 @@ class ObservationEncoder:
         if pos == len(log):
             return
         up_any = self._up_any
-        hole_cards, up_cards, history, chicago_up = self._hole_cards, self._up_cards, self._history, self._chicago_up
+        hole_cards, up_cards, history, chicago_up = (self._hole_cards, self._up_cards, self._history,
+                                                     self._chicago_up)
         street = self._street
         per = self.rounds * 2
         inc = self._inv_raises
@@ -679,10 +692,12 @@ class ObservationEncoder:
 
     def observe(self, game: Game, seat: int) -> tuple[np.ndarray, np.ndarray]:
         """``(observation, action_mask)`` of ``seat``; the mask is :func:`envs.actions.action_mask`'s
-        (its :func:`~envs.actions.legal_mask`), sharing one ``raise_to_amounts()`` call with the observation."""
+        (its :func:`~envs.actions.legal_mask`), sharing one ``raise_to_amounts()`` call with the
+        observation."""
         if game.current_player == seat:
             sizes = game.raise_to_amounts()
-            return self.encode(game, seat, sizes), legal_mask(self.num_actions, game.can_fold(), len(sizes)).copy()
+            return (self.encode(game, seat, sizes),
+                    legal_mask(self.num_actions, game.can_fold(), len(sizes)).copy())
         return self.encode(game, seat), np.zeros(self.num_actions, dtype=np.int8)
 
     def _write_state(self, game: Game, current: int | None, sizes) -> None:

@@ -193,7 +193,8 @@ def make_rules(game: str, presets: tuple[str, ...], rules: Rules | str | None = 
         close = [m for k in unknown for m in difflib.get_close_matches(k, [*env_args, *fields], n=1)]
         hint = f" (did you mean {', '.join(close)}?)" if close else ""
         raise ValueError(f"unknown rules field or env argument(s) {', '.join(unknown)}{hint}; the {game} "
-                         f"env's arguments are {', '.join(env_args)}; the rules fields are {', '.join(fields)}")
+                         f"env's arguments are {', '.join(env_args)}; "
+                         f"the rules fields are {', '.join(fields)}")
     if rules is None:
         rules = game
     if isinstance(rules, str) and rules not in presets:

@@ -55,8 +55,8 @@ from envs.engine.rules import (
     wild_ranks,
 )
 
-__all__ = ["equity", "share_units", "win_probability", "visible_seed", "sample_deals", "warm_up", "BUILD_AFTER",
-           "SHARE_UNITS"]
+__all__ = ["equity", "share_units", "win_probability", "visible_seed", "sample_deals", "warm_up",
+           "BUILD_AFTER", "SHARE_UNITS"]
 
 _CARDS = tuple(Card(i) for i in range(52))
 _BUILT: set[tuple] = set()          # configurations whose batch tables exist in this process

@@ -689,7 +689,8 @@ class Game:
         self._finish(f"seat {winner} wins uncontested")
 
     def _side_pots(self) -> list[tuple[int, list[int]]]:
-        """(amount, contenders) of each pot, from the main pot up (docs/rules.md "Antes, stacks, all-in and side pots").
+        """(amount, contenders) of each pot, from the main pot up
+        (docs/rules.md "Antes, stacks, all-in and side pots").
 
         A pot ends only where a contender's contribution ends (a seat still in that is all-in
         for less than the others): the next pot's contenders are the seats that paid more.

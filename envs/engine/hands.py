@@ -418,7 +418,8 @@ class _Table:
                     key = C[a] + C[b] + C[c] + C[d] + C[e]
                     n = 5
                 case (a, b, c, d, e, f, g):
-                    if not type(a) is type(b) is type(c) is type(d) is type(e) is type(f) is type(g) is card_type:
+                    if not (type(a) is type(b) is type(c) is type(d) is type(e) is type(f) is type(g)
+                            is card_type):
                         return checked(cards)
                     key = C[a] + C[b] + C[c] + C[d] + C[e] + C[f] + C[g]
                     n = 7

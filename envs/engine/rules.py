@@ -173,7 +173,8 @@ class Rules:
             raise bad(f"{self.max_players} players x {self.cards_per_player} cards needs more than "
                       f"the {deck_size}-card deck; lower max_players or add deck_ranks")
         if not self.spread_sizes or any(not 1.0 <= s <= 2.0 for s in self.spread_sizes):
-            raise bad(f"spread_sizes are multiples of the round's bet from 1.0 to 2.0, not {self.spread_sizes}")
+            raise bad(f"spread_sizes are multiples of the round's bet from 1.0 to 2.0, "
+                      f"not {self.spread_sizes}")
         if not self.pot_fractions or any(not 0 < f <= 1.0 for f in self.pot_fractions):
             raise bad(f"pot_fractions must lie in (0, 1], not {self.pot_fractions}")
         if self.open_pair_doubles and len(self.streets) < 2:
@@ -363,8 +364,8 @@ def deck_mask(rules: Rules) -> np.ndarray:
 
 
 def deal_order(button: int, num_players: int) -> tuple[int, ...]:
-    """Seats clockwise from the dealer's left (docs/rules.md "Seats and dealing"): the order each pass of cards
-    is dealt in, and the order of every tie-break (first to act, odd chips).
+    """Seats clockwise from the dealer's left (docs/rules.md "Seats and dealing"): the order each pass
+    of cards is dealt in, and the order of every tie-break (first to act, odd chips).
 
     >>> deal_order(2, 4)
     (3, 0, 1, 2)
