@@ -19,8 +19,8 @@ uses) and, in its metadata under ``stud_arena``, a JSON header:
 ==================  ===========================================================================
 
 **Loading never unpickles.** The tensors are read by safetensors (raw little-endian arrays);
-the network is built from :data:`EXTRACTORS` and :data:`ACTIVATION_NAMES` (a whitelist, :func:`policy_kwargs`) and the
-tensors go in with ``load_state_dict(strict=True)``. Before any hand is dealt
+the network is built from :data:`EXTRACTORS` and :data:`ACTIVATION_NAMES` (a whitelist,
+:func:`policy_kwargs`) and the tensors go in with ``load_state_dict(strict=True)``. Before any hand is dealt
 (:func:`check_model`, called by ``agents.registry.check_spec``) a file is refused with one line
 when it is not a readable safetensors file (a truncated body included), when its tensors do not
 hash to ``tensors_sha256`` (tampered or damaged), when its observation layout hash is not what
@@ -57,8 +57,8 @@ from typing import Any
 import numpy as np
 
 __all__ = ["AgentFileError", "ModelInfo", "FORMAT", "VERSION", "FINAL_MODEL", "FINAL_AGENT",
-           "EXTRACTORS", "ACTIVATION_NAMES", "policy_kwargs", "resolve_model", "model_info", "check_model", "load_policy",
-           "save_agent_file", "convert", "rules_to_json", "rules_from_json", "layout_sha256",
+           "EXTRACTORS", "ACTIVATION_NAMES", "policy_kwargs", "resolve_model", "model_info", "check_model",
+           "load_policy", "save_agent_file", "convert", "rules_to_json", "rules_from_json", "layout_sha256",
            "global_generators_kept", "run_record"]
 
 FORMAT = "stud-arena-agent"
@@ -135,7 +135,8 @@ def rules_from_json(fields: dict):
 
     try:
         fields = dict(fields)
-        fields["streets"] = tuple(Street(tuple(bool(c) for c in cards), bet) for cards, bet in fields["streets"])
+        fields["streets"] = tuple(Street(tuple(bool(c) for c in cards), bet)
+                                  for cards, bet in fields["streets"])
         for name in ("spread_sizes", "pot_fractions"):
             if name in fields:
                 fields[name] = tuple(fields[name])
@@ -146,7 +147,8 @@ def rules_from_json(fields: dict):
 
 def layout_sha256(layout) -> str:
     """The hash of an observation layout: its pieces' names and sizes, in order, and its features."""
-    text = json.dumps({"pieces": [[p.name, p.size] for p in layout.pieces], "features": list(layout.features)})
+    text = json.dumps({"pieces": [[p.name, p.size] for p in layout.pieces],
+                       "features": list(layout.features)})
     return hashlib.sha256(text.encode()).hexdigest()
 
 
@@ -172,7 +174,8 @@ def resolve_model(path: str | Path) -> Path:
         for name in (FINAL_AGENT, FINAL_MODEL):
             if (path / name).is_file():
                 return path / name
-        ckpts = sorted(p.name for p in (path / "checkpoints").glob("*.zip")) if (path / "checkpoints").is_dir() else []
+        ckpts = (sorted(p.name for p in (path / "checkpoints").glob("*.zip"))
+                 if (path / "checkpoints").is_dir() else [])
         hint = (f" (training has not finished; its checkpoints: {path / 'checkpoints'}/{ckpts[-1]}, ...)"
                 if ckpts else "")
         raise ValueError(f"{path} is a folder without {FINAL_MODEL}{hint}")
@@ -206,7 +209,8 @@ def _read_header(path: Path) -> dict:
     except Exception as exc:  # noqa: BLE001 - safetensors raises its own error types
         raise AgentFileError(f"{path} is not a readable agent file: {_one_line(exc)}") from None
     if METADATA_KEY not in metadata:
-        raise AgentFileError(f"{path} is a safetensors file but not a Stud Arena agent (no {METADATA_KEY} header)")
+        raise AgentFileError(f"{path} is a safetensors file but not a Stud Arena agent "
+                             f"(no {METADATA_KEY} header)")
     try:
         header = json.loads(metadata[METADATA_KEY])
     except json.JSONDecodeError:
@@ -230,7 +234,8 @@ def zip_data(path: Path) -> dict:
         with zipfile.ZipFile(path) as z:
             names = set(z.namelist())
             if "data" not in names or "policy.pth" not in names:
-                raise ValueError(f"{path} is a zip file but not a Stable-Baselines3 model (no data and policy.pth)")
+                raise ValueError(f"{path} is a zip file but not a Stable-Baselines3 model "
+                                 f"(no data and policy.pth)")
             return json.loads(z.read("data"))
     except zipfile.BadZipFile:
         raise ValueError(f"{path} is not a model: neither an agent file (.safetensors) nor a MaskablePPO "
@@ -319,7 +324,8 @@ def _checked(path, rules=None) -> tuple[ModelInfo, dict]:
     if rules is not None and info.rules != rules:
         from envs.engine.rules import rules_label
 
-        raise AgentFileError(f"{info.path} plays {rules_label(info.rules)}; this game is {rules_label(rules)}")
+        raise AgentFileError(f"{info.path} plays {rules_label(info.rules)}; "
+                             f"this game is {rules_label(rules)}")
     return info, tensors
 
 
@@ -340,10 +346,11 @@ def _check_layout(info: ModelInfo) -> None:
     from envs.observation import build_layout
 
     layout = build_layout(info.rules, info.features)
-    if layout_sha256(layout) != info.header["observation"].get("layout_sha256") or layout.size != info.obs_size:
-        raise AgentFileError(f"{info.path}: its observation layout hash is not the layout this version builds "
-                             f"for {info.rules.name} with features {list(info.features)} (made by another "
-                             f"version, or edited)")
+    if (layout_sha256(layout) != info.header["observation"].get("layout_sha256")
+            or layout.size != info.obs_size):
+        raise AgentFileError(f"{info.path}: its observation layout hash is not the layout this version "
+                             f"builds for {info.rules.name} with features {list(info.features)} (made by "
+                             f"another version, or edited)")
 
 
 # --------------------------------------------------------------------------------------------
@@ -359,9 +366,11 @@ def policy_kwargs(net_arch, activation: str, extractor: str = "flat", kwargs: di
     import torch
 
     if activation not in ACTIVATION_NAMES:
-        raise ValueError(f"activation {activation!r} is not one this project builds ({', '.join(ACTIVATION_NAMES)})")
+        raise ValueError(f"activation {activation!r} is not one this project builds "
+                         f"({', '.join(ACTIVATION_NAMES)})")
     if extractor not in EXTRACTORS:
-        raise ValueError(f"features extractor {extractor!r} is not one this project builds ({', '.join(EXTRACTORS)})")
+        raise ValueError(f"features extractor {extractor!r} is not one this project builds "
+                         f"({', '.join(EXTRACTORS)})")
     if not (isinstance(net_arch, list) and all(isinstance(n, int) and n > 0 for n in net_arch)):
         raise ValueError(f"net_arch {net_arch!r} is not a list of layer sizes")
     out: dict[str, Any] = dict(net_arch=list(net_arch),
@@ -433,15 +442,18 @@ def load_policy(path: str | Path, *, trust_pickled_code: bool = False, rules=Non
         net = info.header["network"]
         try:
             if net.get("architecture") != "mlp":
-                raise ValueError(f"architecture {net.get('architecture')!r} is not one this project builds (mlp)")
+                raise ValueError(f"architecture {net.get('architecture')!r} is not one this project "
+                                 f"builds (mlp)")
             policy = _build_policy(info.obs_size, info.n_actions, net.get("net_arch"), net.get("activation"),
                                    net.get("features_extractor"), net.get("kwargs") or {})
             import torch
 
-            _actor_modules(policy).load_state_dict({k: torch.from_numpy(v.copy()) for k, v in weights.items()},
+            _actor_modules(policy).load_state_dict({k: torch.from_numpy(v.copy())
+                                                    for k, v in weights.items()},
                                                    strict=True)
         except (ValueError, RuntimeError, TypeError) as exc:
-            raise AgentFileError(f"{info.path}: its tensors do not fit its network: {_one_line(exc)}") from None
+            raise AgentFileError(f"{info.path}: its tensors do not fit its network: "
+                                 f"{_one_line(exc)}") from None
         return policy, info
     if trust_pickled_code:
         from sb3_contrib import MaskablePPO
@@ -462,11 +474,12 @@ def _zip_network(data: dict, state: dict) -> dict:
     kwargs = data.get("policy_kwargs") or {}
     if not isinstance(kwargs, dict):
         kwargs = {}
-    policy_class = (data.get("policy_class") or {}).get("__module__", "") if isinstance(data.get("policy_class"), dict) else ""
+    policy_class = ((data.get("policy_class") or {}).get("__module__", "")
+                    if isinstance(data.get("policy_class"), dict) else "")
     if policy_class and policy_class != "sb3_contrib.common.maskable.policies":
         raise ValueError(f"its policy class comes from {policy_class}, not a MaskablePPO policy")
-    unknown = set(kwargs) - {":type:", ":serialized:", "net_arch", "activation_fn", "features_extractor_class",
-                             "features_extractor_kwargs"}
+    unknown = set(kwargs) - {":type:", ":serialized:", "net_arch", "activation_fn",
+                             "features_extractor_class", "features_extractor_kwargs"}
     if unknown:
         raise ValueError(f"its policy options {sorted(unknown)} are not ones this project builds")
     activation = "tanh"
@@ -480,10 +493,11 @@ def _zip_network(data: dict, state: dict) -> dict:
     if "features_extractor_class" in kwargs:
         m = _CLASS.match(str(kwargs["features_extractor_class"]))
         extractor = {"agents.networks.CardPlanes": "card_planes",
-                     "stable_baselines3.common.torch_layers.FlattenExtractor": "flat"}.get(m.group(1) if m else "", "")
+                     "stable_baselines3.common.torch_layers.FlattenExtractor": "flat"}.get(
+                         m.group(1) if m else "", "")
         if not extractor:
-            raise ValueError(f"its features extractor {kwargs['features_extractor_class']} is not one this project "
-                             f"builds")
+            raise ValueError(f"its features extractor {kwargs['features_extractor_class']} is not one "
+                             f"this project builds")
         extractor_kwargs = kwargs.get("features_extractor_kwargs") or {}
         if not isinstance(extractor_kwargs, dict):
             raise ValueError("its features extractor options are not readable")
@@ -515,7 +529,8 @@ def _zip_state(path: Path) -> dict:
         found = re.search(r"WeightsUnpickler error: ([^\n]*?)(?:\. |\n|$)", str(exc))
         why = f" ({found.group(1)[:160]})" if found else ""
         raise ValueError(f"{path}: its policy.pth is not plain tensors{why}, so it is not loaded: loading it "
-                         f"would run code from the file (ppo:PATH,trust_pickled_code=true does that)") from None
+                         f"would run code from the file "
+                         f"(ppo:PATH,trust_pickled_code=true does that)") from None
     if not isinstance(state, dict) or not all(isinstance(v, torch.Tensor) for v in state.values()):
         raise ValueError(f"{path}: its policy.pth is not a dictionary of tensors")
     return state
@@ -531,7 +546,8 @@ def _zip_policy(info: ModelInfo, state: dict):
                                net["features_extractor"], net["kwargs"])
         policy.load_state_dict(state, strict=True)
     except (ValueError, RuntimeError, TypeError) as exc:
-        raise ValueError(f"{info.path}: not loaded without running its pickled code: {_one_line(exc)[:300]}") from None
+        raise ValueError(f"{info.path}: not loaded without running its pickled code: "
+                         f"{_one_line(exc)[:300]}") from None
     policy.set_training_mode(False)
     return policy
 
@@ -598,7 +614,8 @@ def convert(source: str | Path, out: str | Path | None = None, *, rules=None) ->
         raise ValueError(f"{zip_path} is already an agent file")
     rules = info.rules if rules is None else rules
     if rules is None:
-        raise ValueError(f"{zip_path} sits in no run folder (no config.yaml beside it): name its game with --game")
+        raise ValueError(f"{zip_path} sits in no run folder (no config.yaml beside it): "
+                         f"name its game with --game")
     policy = _zip_policy(info, _zip_state(info.path))
     record = run_record(zip_path)
     data = zip_data(zip_path)

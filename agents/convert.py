@@ -1,6 +1,6 @@
 """Turn an SB3 model zip (or a run folder's) into an agent file that is safe to share.
 
-    python -m agents.convert runs/<run>/final_model.zip               # writes runs/<run>/final_model.safetensors
+    python -m agents.convert runs/<run>/final_model.zip  # writes runs/<run>/final_model.safetensors
     python -m agents.convert runs/<run> mine.safetensors
     python -m agents.convert someone.zip theirs.safetensors --game follow_the_bitch
 
@@ -50,7 +50,8 @@ def parse_args(argv=None) -> ConvertConfig:
     p = _Parser(prog="python -m agents.convert", description=__doc__.split("\n\n")[0])
     p.add_argument("source", help="an SB3 model .zip or a run folder")
     p.add_argument("out", nargs="?", default=None, help="the agent file to write (default: beside the zip)")
-    p.add_argument("--game", default=None, help="the preset the model plays, when the zip sits in no run folder")
+    p.add_argument("--game", default=None,
+                   help="the preset the model plays, when the zip sits in no run folder")
     a = p.parse_intermixed_args(argv)
     return ConvertConfig(a.source, a.out, a.game)
 

@@ -48,7 +48,8 @@ from envs.engine.equity import SHARE_UNITS, equity, share_units, warm_up
 from envs.engine.game import PlayerView
 from envs.engine.rules import Rules
 
-__all__ = ["equity", "EquityAgent", "BatchedEquity", "decision_chances", "warm_up", "POLICY_DEALS", "KEY_LIMIT"]
+__all__ = ["equity", "EquityAgent", "BatchedEquity", "decision_chances", "warm_up", "POLICY_DEALS",
+           "KEY_LIMIT"]
 
 KEY_LIMIT = 2**63
 """Keys of :meth:`EquityAgent.decide` are ints in ``[0, KEY_LIMIT)``."""
@@ -245,7 +246,8 @@ class BatchedEquity:
         slots = np.asarray(slots, dtype=np.int64).reshape(-1)
         keys = np.asarray(keys)
         if keys.shape != slots.shape:
-            raise ValueError(f"BatchedEquity: one key per slot ({len(slots)} slots), not keys of shape {keys.shape}")
+            raise ValueError(f"BatchedEquity: one key per slot ({len(slots)} slots), "
+                             f"not keys of shape {keys.shape}")
         if keys.size and (keys.dtype.kind not in "iu" or keys.min() < 0 or int(keys.max()) >= KEY_LIMIT):
             raise ValueError("BatchedEquity: keys are ints in [0, 2**63)")
         return slots, keys.astype(np.int64)

@@ -275,8 +275,8 @@ class TagAgent(Agent):
             # An open draw: one card short of a flush-type or straight-type hand (Soko's
             # four-flush and four-straight count), with cards still to come.
             length = 4 if rules.canadian_hands else 5
-            flush_gap, straight_gap = draw_gap(mine, wild, length=length,
-                                               ace_low=rules.ace_low_four_straight or not rules.canadian_hands)
+            flush_gap, straight_gap = draw_gap(
+                mine, wild, length=length, ace_low=rules.ace_low_four_straight or not rules.canadian_hands)
             if min(flush_gap, straight_gap) <= 1:
                 tier = 2
         # An opponent already showing as much as all our cards make: one tier down.
@@ -334,7 +334,8 @@ class BatchedTag:
         bars = []
         for known in range(8):  # the core ranks at most seven cards
             raise_bar, call_bar = _thresholds(rules, known, raise_shift, call_shift)
-            bars.append([int(raise_bar.category), raise_bar.top_rank, int(call_bar.category), call_bar.top_rank])
+            bars.append([int(raise_bar.category), raise_bar.top_rank,
+                         int(call_bar.category), call_bar.top_rank])
         self._core = _stud_core.TagPolicy(
             bars, draw_length=4 if rules.canadian_hands else 5,
             ace_low=rules.ace_low_four_straight or not rules.canadian_hands,

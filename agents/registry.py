@@ -35,14 +35,16 @@ in one line before any hand is dealt.
 
 >>> make_agent("equity:samples=50").samples
 50
->>> make_agent("tight")  # doctest: +ELLIPSIS
+>>> make_agent("tight")  # doctest: +ELLIPSIS, +NORMALIZE_WHITESPACE
 Traceback (most recent call last):
 ...
-ValueError: unknown agent 'tight'; valid agents: random, call, raise, tag, equity, ppo, champion, cfr, br (e.g. ...)
->>> make_agent("equity:sample=5")
+ValueError: unknown agent 'tight'; valid agents: random, call, raise, tag, equity, ppo, champion,
+cfr, br (e.g. ...)
+>>> make_agent("equity:sample=5")  # doctest: +NORMALIZE_WHITESPACE
 Traceback (most recent call last):
 ...
-ValueError: unknown option 'sample' for agent 'equity'; valid options: samples (int, default 300), raise_edge (float, default 0.3), call_margin (float, default 0.0)
+ValueError: unknown option 'sample' for agent 'equity'; valid options: samples (int, default 300),
+raise_edge (float, default 0.3), call_margin (float, default 0.0)
 """
 
 from __future__ import annotations
@@ -296,7 +298,8 @@ def check_spec(spec: str, rules=None) -> None:
             if (info.obs_size, info.n_actions) != (want_obs, want_actions):
                 what = (f"observation {info.obs_size}; this tournament plays {rules_label(rules)}, {want_obs}"
                         if info.obs_size != want_obs else
-                        f"{info.n_actions} actions; this tournament plays {rules_label(rules)}, {want_actions}")
+                        f"{info.n_actions} actions; this tournament plays {rules_label(rules)}, "
+                        f"{want_actions}")
                 raise ValueError(f"agent {spec.strip()!r}: {info.path} was trained for "
                                  f"{_trained_for(info)}, {what}")
     elif name in ("cfr", "br"):
@@ -310,7 +313,8 @@ def check_spec(spec: str, rules=None) -> None:
 
         if rules is not None and get_rules(meta["game"], **meta["rules"]) != rules:
             raise ValueError(f"agent {spec.strip()!r}: {options['path']} plays {meta['game']} "
-                             f"{meta['rules'] or ''}; this tournament plays {rules_label(rules)}".replace("  ", " "))
+                             f"{meta['rules'] or ''}; this tournament plays "
+                             f"{rules_label(rules)}".replace("  ", " "))
     else:
         options.pop("name", None)
         if options:
@@ -351,8 +355,8 @@ def display_name(spec) -> str:
 
 def canonical_spec(spec: str) -> str:
     """One spelling per agent: options in the order of the class's signature, defaults and
-    ``name=`` left out, and a ``ppo`` path resolved to its absolute model file (relative or absolute, run folder or
-    ``final_model.zip``: the same model gives the same string).
+    ``name=`` left out, and a ``ppo`` path resolved to its absolute model file (relative or
+    absolute, run folder or ``final_model.zip``: the same model gives the same string).
 
     >>> canonical_spec(" equity:raise_edge=0.2,samples=50,call_margin=0.0 ")
     'equity:samples=50,raise_edge=0.2'

@@ -103,7 +103,8 @@ class NumpyActor:
         return self._after_first((w @ np.asarray(observation, dtype=np.float32) + b)[None, :]
                                  + self._transposed[0][columns])
 
-    def logits_with_values(self, observation: np.ndarray, columns: np.ndarray, values: np.ndarray) -> np.ndarray:
+    def logits_with_values(self, observation: np.ndarray, columns: np.ndarray,
+                           values: np.ndarray) -> np.ndarray:
         """(len(values), actions): the logits of ``observation`` with row ``i`` of ``values``
         written at ``columns`` (each 0 in ``observation``): a spot with each of several cards
         where more than the card's one-hot depends on it (hand-strength features)."""
@@ -159,7 +160,8 @@ class TorchActor:
         batch[np.arange(len(columns)), columns] = 1.0
         return self._batch_logits(batch)
 
-    def logits_with_values(self, observation: np.ndarray, columns: np.ndarray, values: np.ndarray) -> np.ndarray:
+    def logits_with_values(self, observation: np.ndarray, columns: np.ndarray,
+                           values: np.ndarray) -> np.ndarray:
         """As :meth:`NumpyActor.logits_with_values`, one batch through torch."""
         batch = np.repeat(np.asarray(observation, dtype=np.float32)[None, :], len(values), axis=0)
         batch[:, columns] = values
@@ -246,7 +248,8 @@ class PPOAgent(Agent):
     # whose decision terms are zero); kept so its tournament numbers stay the same.
     randomises = True
 
-    def __init__(self, *, path: str = "", deterministic: bool = True, trust_pickled_code: bool = False) -> None:
+    def __init__(self, *, path: str = "", deterministic: bool = True,
+                 trust_pickled_code: bool = False) -> None:
         super().__init__()
         if not path:
             raise ValueError("ppo needs a model path: ppo:runs/<run> or ppo:FILE.safetensors")
@@ -347,7 +350,8 @@ class PPOAgent(Agent):
         """What :meth:`policy` gives with a 1 written at each of ``columns`` of the observation
         in turn, (len(columns), actions), in one pass: local best response asks this for every
         face-down card the player might hold (``arena/lbr.py``)."""
-        return self.probabilities_from_logits(self.actor.logits_with_ones(observation, np.asarray(columns)), action_mask)
+        return self.probabilities_from_logits(self.actor.logits_with_ones(observation, np.asarray(columns)),
+                                              action_mask)
 
     def probabilities_with_values(self, observation: np.ndarray, columns: np.ndarray, values: np.ndarray,
                                   action_mask: np.ndarray) -> np.ndarray:
@@ -384,7 +388,8 @@ class PPOAgent(Agent):
         """:meth:`choose` for N observation rows in one forward pass (the batched training env's
         opponents, ``train/batched_vec.py``): the most likely legal ids, or with ``uniforms``
         (N draws in [0, 1), needed when sampling) one draw each from the masked softmax."""
-        logits = np.where(np.asarray(action_masks, dtype=bool), self.actor.logits_batch(observations), -np.inf)
+        logits = np.where(np.asarray(action_masks, dtype=bool), self.actor.logits_batch(observations),
+                          -np.inf)
         if self.deterministic:
             return logits.argmax(axis=1)
         if uniforms is None:
