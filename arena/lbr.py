@@ -23,9 +23,10 @@ The best of these is played (ties: the lowest id). For a ``ppo`` target with a p
 the compiled core computes its policy over the range (:class:`CoreTargetPolicy`,
 ``engine="auto"`` or ``"core"``; docs/core.md, "Local best response in the core"): the same
 decisions as the Python reference (``engine="python"``), several times faster, and
-:class:`BatchedLBR` plays every hand slot of the batched training env at once. LBR is a legal strategy, so what it wins in a
-duplicate match against the target (``arena.match.play_match``: both seats, luck correction
-available) is a lower bound on the target's exploitability, with a 95% interval.
+:class:`BatchedLBR` plays every hand slot of the batched training env at once. LBR is a legal
+strategy, so what it wins in a duplicate match against the target (``arena.match.play_match``:
+both seats, luck correction available) is a lower bound on the target's exploitability, with a
+95% interval.
 
 It needs: two players, no wild cards and no Low Chicago, one face-down card each (Follow the
 Bitch deals three and more: its range would be tens of thousands of hands, so there only the
@@ -55,8 +56,8 @@ from envs.engine.game import Game, PlayerView
 from envs.engine.rules import DOWN, Rules, hand_options
 from envs.observation import OBSERVER_BATCHES
 
-__all__ = ["LBRAgent", "BatchedLBR", "CoreTargetPolicy", "ENGINES", "core_target_supported", "equity_by_hole", "check_rules",
-           "action_id"]
+__all__ = ["LBRAgent", "BatchedLBR", "CoreTargetPolicy", "ENGINES", "core_target_supported", "equity_by_hole",
+           "check_rules", "action_id"]
 
 _ONE_CARD = tuple((Card(c),) for c in range(52))
 """The face-down cards ``(card,)`` of each card id, built once (the range's candidates)."""
@@ -143,7 +144,8 @@ class _TargetPolicy:
             self.observers = [(p.start, p.size, p.observer, OBSERVER_BATCHES.get(p.name))
                               for p in self.encoder.layout if p.observer is not None]
             self.columns = np.concatenate([np.arange(self.hole.start, self.hole.stop)]
-                                          + [np.arange(start, start + size) for start, size, _, _ in self.observers])
+                                          + [np.arange(start, start + size)
+                                             for start, size, _, _ in self.observers])
 
     def __call__(self, game: Game, seat: int, candidates: np.ndarray) -> np.ndarray:
         """(len(candidates), actions): the target's policy in ``game`` (``seat`` to act) if it
@@ -226,8 +228,8 @@ class CoreTargetPolicy:
         counts = np.array([len(c) for c in candidates], dtype=np.int64)
         cards = np.concatenate(candidates).astype(np.int64) if len(candidates) else np.zeros(0, np.int64)
         probs, to_act = self.core.policies(game._core, np.asarray(slots, dtype=np.int64),
-                                           np.asarray(seats, dtype=np.int64), np.asarray(actions, dtype=np.int64),
-                                           cards, counts)
+                                           np.asarray(seats, dtype=np.int64),
+                                           np.asarray(actions, dtype=np.int64), cards, counts)
         out, at = [], 0
         for n, here in zip(counts.tolist(), to_act.tolist()):
             out.append(probs[at:at + n] if here else None)
@@ -499,7 +501,8 @@ class LBRAgent(Agent):
         """The target's fold probability per candidate in the spot after each bet or raise of
         ``bets`` (None where it is not to act then)."""
         if self._core is not None and game is self._mirror:   # every spot in one core call
-            spots = self._core.spots(game, [0] * len(bets), [other] * len(bets), bets, [candidates] * len(bets))
+            spots = self._core.spots(game, [0] * len(bets), [other] * len(bets), bets,
+                                     [candidates] * len(bets))
             return [None if p is None else p[:, FOLD] for p in spots]
         out = []
         for i, a in enumerate(bets):
@@ -516,7 +519,8 @@ class LBRAgent(Agent):
             me, other = view.seat, 1 - view.seat
             mine = [int(c) for c in view.hole_cards] + [int(c) for c in view.up_cards[me]]
             their_up = [int(c) for c in view.up_cards[other]]
-            self._eq_key, self._eq = key, _equity_against(view.rules, mine, their_up, seen, self.samples, self.rng)
+            self._eq_key, self._eq = key, _equity_against(view.rules, mine, their_up, seen, self.samples,
+                                                          self.rng)
         return self._eq
 
     def _fresh(self, view: PlayerView, other: int) -> Game:
@@ -654,7 +658,8 @@ class BatchedLBR:
                 if h.rng is None:
                     h.rng = np.random.default_rng(h.seed)   # (None: a fresh seed, as Agent's)
                 mine = spot[0] + ups[seat]
-                h.eq_key, h.eq = key, _equity_against(self.rules, mine, ups[1 - seat], seen, self.samples, h.rng)
+                h.eq_key, h.eq = key, _equity_against(self.rules, mine, ups[1 - seat], seen, self.samples,
+                                                      h.rng)
             bets = [int(a) for a in legal if a >= FIRST_BET]
             deciding.append((i, slot, seat, masks[i], spot, candidates, w, h.eq[candidates], bets))
         # The spots after every bet or raise of every deciding slot, in one core call.

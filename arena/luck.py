@@ -460,7 +460,8 @@ class LuckCorrector:
                 h[:, at:] = fill[:, cols]
             hands.append(h)
             if chicago:
-                downs = [np.broadcast_to(np.array(node.hole_cards[p], dtype=np.int64), (rows, len(node.hole_cards[p])))]
+                downs = [np.broadcast_to(np.array(node.hole_cards[p], dtype=np.int64),
+                                         (rows, len(node.hole_cards[p])))]
                 if mine and not node.up:
                     downs.append(cand[:, None])
                 downs += [fill[:, j:j + 1] for j in cols if not slots[j][1]]

@@ -29,12 +29,12 @@ narrower the intervals get, and for how much CPU, is measured in docs/results.md
 ``numpy.random.SeedSequence(seed, spawn_key=(match key, group))``, where the match key is a
 CRC-32 of the agents' display names at the table (``agents.registry.display_name``: ``tag``, a
 ``ppo`` model's run folder, or ``name=...``), so a model gets the same deals whether its path is
-written relative or absolute, as a folder or as its ``final_model.zip``; every hand is played from scratch (agents are
-re-seeded by ``Agent.reset`` before each hand). In duplicate mode an agent gets the same seed
-in every seating of a deal (common random numbers: the random agent's coin flips are replayed
-too, which cancels more of its luck); with ``--no-duplicate`` every hand has its own seeds. Work is split into chunks of groups for
-``--workers`` processes, and results are put back in group order, so the numbers are identical
-for any worker count.
+written relative or absolute, as a folder or as its ``final_model.zip``; every hand is played
+from scratch (agents are re-seeded by ``Agent.reset`` before each hand). In duplicate mode an
+agent gets the same seed in every seating of a deal (common random numbers: the random agent's
+coin flips are replayed too, which cancels more of its luck); with ``--no-duplicate`` every hand
+has its own seeds. Work is split into chunks of groups for ``--workers`` processes, and results
+are put back in group order, so the numbers are identical for any worker count.
 
 Training evaluates checkpoints with :func:`play_match`:
 
@@ -340,7 +340,8 @@ def seat_agents(specs: Sequence[str | Agent], *, label_by_spec: bool = False, ru
                     else f"tell them apart with name=..., e.g. {spec.strip()},name={base}-2")
             raise ValueError(f"agents {first!r} and {spec!r} are both named {base!r}; {hint}")
         name = _number(base, {s.name for s in seats})
-        label = _number(given.strip(), {s.label for s in seats}) if label_by_spec and isinstance(given, str) else name
+        label = (_number(given.strip(), {s.label for s in seats})
+                 if label_by_spec and isinstance(given, str) else name)
         seats.append(Seat(label, name, spec, canonical))
     return seats
 

@@ -3,10 +3,11 @@
 **Outputs** under ``runs/tournaments/<name>/`` (by default game, rules overrides, players,
 scheme, seed and time, e.g. ``follow_the_bitch_low_chicago=true_3p_dup_seed0_<time>``):
 ``results.json`` (config, rules, the agents' names with their specs as given and canonical
-(``ppo`` paths absolute), every match, cross-table, ranking, timing), ``crosstable.csv`` (bb/100 of the row agent against the column
-agent, then its result against the field), ``crosstable.png`` (a heat map with the intervals)
-and, with ``--histories N``, the first N hand histories of each match in ``histories/``: as
-readable text (``<match>.txt``) and as PHH files, one a hand (``<match>/<n>.phh``).
+(``ppo`` paths absolute), every match, cross-table, ranking, timing), ``crosstable.csv`` (bb/100
+of the row agent against the column agent, then its result against the field),
+``crosstable.png`` (a heat map with the intervals) and, with ``--histories N``, the first N hand
+histories of each match in ``histories/``: as readable text (``<match>.txt``) and as PHH files,
+one a hand (``<match>/<n>.phh``).
 """
 
 from __future__ import annotations
@@ -50,7 +51,8 @@ def format_table(result: TournamentResult) -> str:
     for i, a in enumerate(result.ranking()):
         e = result.field[a]
         hands = sum(m.hands for m in result.matches if a in m.agents)
-        lines.append(f"  {i + 1:<2} {a.ljust(width)}{e.mean:>+9.1f}  [{e.low:>+8.1f}, {e.high:>+8.1f}]  {hands:>8}")
+        lines.append(f"  {i + 1:<2} {a.ljust(width)}{e.mean:>+9.1f}  "
+                     f"[{e.low:>+8.1f}, {e.high:>+8.1f}]  {hands:>8}")
     lines += ["", "Cross-table: row agent against column agent (bb/100 ± 95% half-width)"]
     lines += _cross_lines(result.agents, result.crosstable)
     if result.raw_crosstable is not None:

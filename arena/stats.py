@@ -6,8 +6,8 @@ the mean over groups, times 100 (big bets per 100 hands, bb/100), with a 95% int
 Student's t distribution on the groups (``mean_ci``). The cross-table cell (A, B) is, over
 the matches where both sit, the mean of half the difference of their group results (heads-up
 exactly A's result against B, with the same interval: the degrees of freedom the luck
-correction's fitted coefficients cost are taken off here too); the ranking averages an agent's matches, with the standard
-errors of the independent matches combined (``combine``).
+correction's fitted coefficients cost are taken off here too); the ranking averages an agent's
+matches, with the standard errors of the independent matches combined (``combine``).
 """
 
 from __future__ import annotations

@@ -64,7 +64,8 @@ def run_tournament(cfg: TournamentConfig) -> TournamentResult:
     cfg = dataclasses.replace(cfg, luck_correction=luck)  # results.json says what was used
     chips, features, texts, seconds = play_matches(
         rules, n, agents, matches, groups, seed=cfg.seed, duplicate=cfg.duplicate,
-        workers=worker_count(cfg.workers), histories=cfg.histories, progress=cfg.progress, luck=luck, ray=cfg.ray)
+        workers=worker_count(cfg.workers), histories=cfg.histories, progress=cfg.progress, luck=luck,
+        ray=cfg.ray)
     warm = time.perf_counter() - start - seconds
     results = [match_result(m.names, c, features[k] if luck else None, rules, t, seconds)
                for k, (m, c, t) in enumerate(zip(matches, chips, texts))]
