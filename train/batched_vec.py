@@ -58,9 +58,10 @@ for each such hand and seat (re-seeded from the env's generator: per-hand state 
 range stays with its hand). Pool entries that are not agents are refused with a ValueError.
 :func:`unsupported` says why a config's baselines should not use this env (the agents above
 that have no batched form: the single-agent envs play them as fast), and ``train/ppo.py``
-falls back to ``train.vec.make_vec_env`` then. Random draws (seats, opponents, random and sampled-policy actions) come from one
-``numpy.random.Generator`` seeded by ``seed()``/``reset()``, the decks from the core's per-slot
-streams seeded from the same seed: the same seed replays the same hands and actions.
+falls back to ``train.vec.make_vec_env`` then. Random draws (seats, opponents, random and
+sampled-policy actions) come from one ``numpy.random.Generator`` seeded by
+``seed()``/``reset()``, the decks from the core's per-slot streams seeded from the same seed:
+the same seed replays the same hands and actions.
 """
 
 from __future__ import annotations
@@ -211,7 +212,8 @@ class BatchedVecEnv(VecEnv):
         # others (engine="python", targets without an MLP actor) hand by hand. An earlier
         # pool's keep the hands they are playing until those end.
         self._lbr_retired = [b for b in [*self._lbr_retired, *self._lbr.values()] if b.hands]
-        followers = [o.batched_follower(self.game, self.rules) if isinstance(o, Agent) else None for o in pool]
+        followers = [o.batched_follower(self.game, self.rules) if isinstance(o, Agent) else None
+                     for o in pool]
         self._lbr = {i: f for i, f in enumerate(followers) if f is not None}
         # Which pool entries read the core's observations (the others decide from the masks or
         # the core's own hands); the hands under way keep their entries' indices, now of this pool.
@@ -236,7 +238,8 @@ class BatchedVecEnv(VecEnv):
         if not k:
             return
         seats = self._rng.integers(self.num_players, size=k)
-        drawn = np.minimum(np.searchsorted(self._cumulative, self._rng.random((k, self.num_players)), side="right"),
+        drawn = np.minimum(np.searchsorted(self._cumulative, self._rng.random((k, self.num_players)),
+                                           side="right"),
                            len(self.opponents) - 1)
         drawn[np.arange(k), seats] = -1
         self.learner_seat[slots] = seats
@@ -329,7 +332,8 @@ class BatchedVecEnv(VecEnv):
         if self._lbr or self._lbr_retired:   # the targets' actions, before they are played
             current = g.current_player
             for lbr in [*self._lbr_retired, *self._lbr.values()]:
-                mine = [slot for slot in rows.tolist() if slot in lbr.hands and lbr.hands[slot].seat != current[slot]]
+                mine = [slot for slot in rows.tolist()
+                        if slot in lbr.hands and lbr.hands[slot].seat != current[slot]]
                 if mine:
                     lbr.observe(np.array(mine), current[mine], actions[mine])
         self._log.append(actions.copy())
@@ -358,8 +362,8 @@ class BatchedVecEnv(VecEnv):
             folded = self._folded[episodes, seats]
             showdown = (~self._folded[episodes]).sum(axis=1) > 1
             terminal = list(self._last_obs[episodes])   # rows of a fresh array: they stay as they are
-            columns = zip(episodes.tolist(), seats.tolist(), map(tuple, all_payoffs.tolist()), payoff.tolist(),
-                          folded.tolist(), showdown.tolist(), self._vpip[episodes].tolist(),
+            columns = zip(episodes.tolist(), seats.tolist(), map(tuple, all_payoffs.tolist()),
+                          payoff.tolist(), folded.tolist(), showdown.tolist(), self._vpip[episodes].tolist(),
                           self._counts[episodes].tolist(), self.seat_opponents[episodes].tolist(),
                           self._illegal[episodes].tolist(), terminal)
             for i, seat, payoffs, mine, fold, shown, vpip, counts, opponents, illegal, obs in columns:
@@ -391,13 +395,15 @@ class BatchedVecEnv(VecEnv):
                 return
             stuck = waiting[current[waiting] < 0]
             if len(stuck):
-                raise RuntimeError(f"hand slot {int(stuck[0])} has nobody to act (stacks shorter than the ante?)")
+                raise RuntimeError(f"hand slot {int(stuck[0])} has nobody to act "
+                                   f"(stacks shorter than the ante?)")
             actions[:] = -1
             actions[waiting] = self._opponent_actions(waiting, current[waiting])
             ended = self._play(actions, learner=False)
             if len(ended):
                 self._finish(ended, rewards, dones, infos)
-        raise RuntimeError(f"the opponents acted {MAX_OPPONENT_ROUNDS} times in a row without the learner's turn")
+        raise RuntimeError(f"the opponents acted {MAX_OPPONENT_ROUNDS} times in a row "
+                           f"without the learner's turn")
 
     # ------------------------------------------------------------------------------------
     # SB3's VecEnv API

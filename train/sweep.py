@@ -29,8 +29,8 @@ A trial's run folder also holds ``metrics.jsonl`` (what it reported to Tune) and
 
 Without ``--address`` it starts a local Ray instance sized to the machine (every core); with
 one it joins that cluster (``arena.cluster.connect``). The code must be importable on every
-node at the same path (this checkout is put on the workers' PYTHONPATH). A bad argument or config stops with one line and
-exit code 2 before any trial starts.
+node at the same path (this checkout is put on the workers' PYTHONPATH). A bad argument or
+config stops with one line and exit code 2 before any trial starts.
 """
 
 from __future__ import annotations
@@ -223,7 +223,8 @@ def _final_metrics(rows: list[dict]) -> list[str]:
     keys: list[str] = []
     for row in rows:
         for k in row:
-            if k.startswith("eval/") and not k.endswith(("_ci95_low", "_ci95_high", "seconds")) and k not in keys:
+            if (k.startswith("eval/") and not k.endswith(("_ci95_low", "_ci95_high", "seconds"))
+                    and k not in keys):
                 keys.append(k)
     return keys
 
@@ -295,7 +296,8 @@ def summarize(sweep_dir: Path, trials: Sequence[dict], *, metric: str = "eval/bb
     for point in points:
         for seed in sorted(finals[point]):
             row = finals[point][seed]
-            lines.append(f"| {point} | {seed} | " + " | ".join(_fmt(row[m]) if m in row else "" for m in metrics)
+            lines.append(f"| {point} | {seed} | "
+                         + " | ".join(_fmt(row[m]) if m in row else "" for m in metrics)
                          + " |")
     lines += ["", verdict + ".", ""]
     if missing:
@@ -311,7 +313,8 @@ def summarize(sweep_dir: Path, trials: Sequence[dict], *, metric: str = "eval/bb
             for m in metrics:
                 c = table[point].get(m)
                 if c:
-                    writer.writerow([point, m, c["n"], f"{c['mean']:.4f}", f"{c['low']:.4f}", f"{c['high']:.4f}",
+                    writer.writerow([point, m, c["n"], f"{c['mean']:.4f}", f"{c['low']:.4f}",
+                                     f"{c['high']:.4f}",
                                      " ".join(f"{s}:{v:.4f}" for s, v in c["seeds"].items())])
     _plot(sweep_dir / "curves.png", curves, [m for m in metrics if "bb100" in m] or metrics)
     return summary
@@ -359,12 +362,14 @@ class _Parser(argparse.ArgumentParser):
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    parser = _Parser(prog="python -m train.sweep", description="A grid of overrides x seeds as Ray Tune trials.",
+    parser = _Parser(prog="python -m train.sweep",
+                     description="A grid of overrides x seeds as Ray Tune trials.",
                      formatter_class=argparse.RawDescriptionHelpFormatter,
                      epilog="Writes <out>/runs/<point>__s<seed>/ (one training run each), summary.md, "
                             "summary.csv, curves.png.\nA bad argument or config exits with code 2.")
     parser.add_argument("--config", required=True, help="a YAML experiment, e.g. configs/soko_ppo.yaml")
-    parser.add_argument("--seeds", type=int, nargs="+", default=None, help="seeds (default: the config's run.seed)")
+    parser.add_argument("--seeds", type=int, nargs="+", default=None,
+                        help="seeds (default: the config's run.seed)")
     parser.add_argument("--grid", action="append", default=[], metavar="KEY=V1,V2",
                         help="a config key and its values (repeatable: the product is the grid)")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", dest="overrides",
@@ -376,7 +381,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--cpus-per-trial", type=float, default=1.0, help="CPUs Ray reserves per trial (1)")
     parser.add_argument("--max-failures", type=int, default=3, help="restarts of a failed trial (3)")
     parser.add_argument("--metric", default="eval/bb100_vs_field", help="what decides the winner")
-    parser.add_argument("--mode", choices=["max", "min"], default="max", help="higher or lower is better (max)")
+    parser.add_argument("--mode", choices=["max", "min"], default="max",
+                        help="higher or lower is better (max)")
     args = parser.parse_args(argv)
     if args.cpus_per_trial <= 0:
         parser.error(f"--cpus-per-trial must be positive, not {args.cpus_per_trial}")
@@ -436,7 +442,8 @@ def main(args: argparse.Namespace) -> dict[str, Any]:
         tuner = tune.Tuner(
             trainable,
             param_space={"trial": tune.grid_search(trials)},
-            tune_config=tune.TuneConfig(trial_dirname_creator=lambda t: Path(t.config["trial"]["run_dir"]).name),
+            tune_config=tune.TuneConfig(
+                trial_dirname_creator=lambda t: Path(t.config["trial"]["run_dir"]).name),
             run_config=tune.RunConfig(name="tune", storage_path=str(out), verbose=0,
                                       failure_config=tune.FailureConfig(max_failures=args.max_failures)),
         )
