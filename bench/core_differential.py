@@ -6,7 +6,8 @@ deep and short stacks, in batches of ``--batch`` seeded hands; every step of eve
 compares the player to act, the action mask, the raise-to amounts and the pot, and every
 hand's end compares the payoffs. Prints a report and exits 1 on any mismatch.
 
-    .venv/bin/python bench/core_differential.py [--hands 1000000] [--batch 200] [--seed 0] [--observations] [--features]
+    .venv/bin/python bench/core_differential.py [--hands 1000000] [--batch 200] [--seed 0]
+        [--observations] [--features]
 
 ``--features`` compares the observations with every optional piece too (hand_class,
 showing_class, win_probability against the pure-Python reference: about 1 ms a decision, so
@@ -36,7 +37,8 @@ def main(argv=None) -> int:
     parser.add_argument("--batch", type=int, default=200)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--observations", action="store_true",
-                        help="also compare observations (the player to act's at every step, every seat's at the end)")
+                        help="also compare observations (the player to act's at every step, every seat's "
+                             "at the end)")
     parser.add_argument("--features", action="store_true",
                         help="with every optional observation piece (implies --observations)")
     args = quick_option.parse_args(parser, QUICK, argv)

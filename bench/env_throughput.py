@@ -204,7 +204,8 @@ def main(argv: list[str] | None = None) -> dict[str, tuple[float, float]]:
         aec("diag: ftb_v0 2p LC raw_env", follow_the_bitch_v0.raw_env(num_players=2, low_chicago=True))
         aec("diag: soko_v0 2p raw ref.", soko_v0.raw_env(num_players=2, engine="reference"))
         aec("diag: null env + wrappers", null_aec_env())
-        for name, rules in (("diag: engine soko 2p", "soko"), ("diag: engine ftb 2p LC", "follow_the_bitch_low_chicago")):
+        for name, rules in (("diag: engine soko 2p", "soko"),
+                            ("diag: engine ftb 2p LC", "follow_the_bitch_low_chicago")):
             runs[name] = ("decisions", lambda engine, seconds, rng: engine.play(seconds, rng),
                           EngineOnly(rules, 2, args.seed))
 
@@ -238,7 +239,8 @@ def main(argv: list[str] | None = None) -> dict[str, tuple[float, float]]:
         floor = floor_step * steps_per_hand
         engine = 1e6 / rates["diag: engine soko 2p"][1]
         print(f"soko_v0 2p reference, per hand ({steps_per_hand:.1f} agent-steps): {total:.0f} us = wrappers "
-              f"and loop {floor:.0f} + engine {engine:.0f} + observations and env code {total - floor - engine:.0f}")
+              f"and loop {floor:.0f} + engine {engine:.0f} + observations and env code "
+              f"{total - floor - engine:.0f}")
         steps_per_hand = rates["soko_v0 2p"][0] / rates["soko_v0 2p"][1]
         total = 1e6 / rates["soko_v0 2p"][1]
         floor = floor_step * steps_per_hand
@@ -250,7 +252,8 @@ def main(argv: list[str] | None = None) -> dict[str, tuple[float, float]]:
     for name, target in (("soko_v0 2p", 5.0), ("follow_the_bitch_v0 2p LC", 3.0)):
         ratio = rates[name][0] / rates["texas_holdem_v4 2p"][0]
         verdict = "met" if ratio >= target else "NOT met"
-        print(f"target {name} (core): >= {target:g}x texas_holdem_v4 2p agent-steps/s: {ratio:.2f}x ({verdict})")
+        print(f"target {name} (core): >= {target:g}x texas_holdem_v4 2p agent-steps/s: {ratio:.2f}x "
+              f"({verdict})")
     return rates
 
 

@@ -46,7 +46,8 @@ def main(argv: list[str] | None = None) -> None:
     cards = np.array([int(c) for c in rules.deck])
     decks = np.stack([rng.permutation(cards) for _ in range(args.hands)])
     buttons = rng.integers(args.players, size=args.hands)
-    games = [Game(rules, args.players, button=int(buttons[i]), deck=decks[i].tolist()) for i in range(args.hands)]
+    games = [Game(rules, args.players, button=int(buttons[i]), deck=decks[i].tolist())
+             for i in range(args.hands)]
     core = BatchedGame(rules, args.players, args.hands, auto_reset=False)
     core.reset(decks=decks, buttons=buttons)
 

@@ -39,7 +39,8 @@ def main(argv=None) -> None:
     p.add_argument("--hands", type=int, default=1000)
     p.add_argument("--samples", type=int, default=200, help="LBR's roll-outs per street")
     p.add_argument("--engines", nargs="+", default=["python", "auto"], choices=ENGINES,
-                   help="LBRAgent engines to time, in this order (default: python auto; auto is the core for a ppo model)")
+                   help="LBRAgent engines to time, in this order (default: python auto; auto is the core "
+                        "for a ppo model)")
     p.add_argument("--clock", choices=sorted(CLOCKS), default="wall")
     p.add_argument("--quick", action="store_true", help="100 hands against tag, no model")
     args = p.parse_args(argv)

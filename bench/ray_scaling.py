@@ -79,7 +79,8 @@ def main() -> None:
                                 (f"2 nodes x {half} CPUs", [half, args.cpus - half])):
                 with tempfile.TemporaryDirectory() as tmp:
                     seconds = sweep_on_cluster(nodes, args.sweep, f"{tmp}/sweep")
-                print(f"| {name} | {args.sweep} | {seconds:.1f} | {3600 * args.sweep / seconds:.0f} |", flush=True)
+                print(f"| {name} | {args.sweep} | {seconds:.1f} | {3600 * args.sweep / seconds:.0f} |",
+                      flush=True)
         return
     settings = {
         f"processes ({args.cpus} workers)": lambda: tournament(args.agents, args.hands, workers=args.cpus),

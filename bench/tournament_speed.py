@@ -51,8 +51,8 @@ def run(args, luck: bool) -> None:
 
     baseline = None
     reference = None
-    print(f"{args.game}, {args.players} players, agents {' '.join(args.agents)}, {args.hands} hands per match, "
-          f"luck correction {'on' if luck else 'off'}")
+    print(f"{args.game}, {args.players} players, agents {' '.join(args.agents)}, {args.hands} hands "
+          f"per match, luck correction {'on' if luck else 'off'}")
     for workers in args.workers:
         cfg = TournamentConfig(game=args.game, agents=args.agents, hands=args.hands, players=args.players,
                                seed=args.seed, workers=workers, progress=False, write=False,

@@ -22,10 +22,11 @@ every setup alike):
   distribution argument checks, in one env or a ``DummyVecEnv`` of four.
 
 ``--env-threads 1 2`` measures each batched row once per value of ``ppo.env_threads`` (the
-threads the core steps its hands on; default: the config's). ``--observe-every-seat`` adds, for each batched row, the same setup with the core writing every
-player's observation (``BatchedVecEnv(observe_every_seat=True)``, as before the env listed only
-the seats that read them): an A/B of that change in the same run. ``--env-step-cost`` times
-only ``BatchedVecEnv.step`` on the config's env and pool with a uniformly random learner, in
+threads the core steps its hands on; default: the config's). ``--observe-every-seat`` adds, for
+each batched row, the same setup with the core writing every player's observation
+(``BatchedVecEnv(observe_every_seat=True)``, as before the env listed only the seats that read
+them): an A/B of that change in the same run. ``--env-step-cost`` times only
+``BatchedVecEnv.step`` on the config's env and pool with a uniformly random learner, in
 microseconds per learner step for each of ``--slots``, readers only against every seat
 (interleaved), and skips the training rows; with ``--snapshot MODEL`` the pool is a real run's
 after its first snapshot (the model as the snapshot, the config's local best response to it).
@@ -243,7 +244,8 @@ def env_step_cost(cfg: Config, slots: int, *, every_seat: bool, seconds: float, 
     from agents.trained import PPOAgent
     from train.batched_vec import BatchedVecEnv
 
-    env = BatchedVecEnv(cfg.env.game, cfg.env.players, slots, observation_features=cfg.env.observation_features,
+    env = BatchedVecEnv(cfg.env.game, cfg.env.players, slots,
+                        observation_features=cfg.env.observation_features,
                         seed=seed, observe_every_seat=every_seat, threads=threads)
     if snapshot is None:
         set_pool(env, cfg.opponents.baselines, [], self_play_weight=0.0, seed=seed, generation=0)
@@ -269,7 +271,8 @@ def env_step_cost(cfg: Config, slots: int, *, every_seat: bool, seconds: float, 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--config", default=str(REPO / "configs" / "soko_ppo.yaml"))
-    parser.add_argument("--rounds", type=int, default=4, help="measured rollouts per setup (after one warm-up)")
+    parser.add_argument("--rounds", type=int, default=4,
+                        help="measured rollouts per setup (after one warm-up)")
     parser.add_argument("--variants", action="store_true",
                         help="also measure ours with other n_envs / vec_env choices")
     parser.add_argument("--tutorial-n-steps", type=int, default=2048,
@@ -303,15 +306,16 @@ def main(argv: list[str] | None = None) -> None:
     env_threads = args.env_threads or [cfg.ppo.env_threads]
     if args.env_step_cost:
         print(f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f}; us per learner step of "
-              f"BatchedVecEnv.step, {args.rounds} rounds of {args.env_seconds:g} s each, interleaved", flush=True)
+              f"BatchedVecEnv.step, {args.rounds} rounds of {args.env_seconds:g} s each, interleaved",
+              flush=True)
         for slots in args.slots:
             for n in env_threads:
                 cost = {False: [], True: []}
                 for _ in range(args.rounds):
                     for every in (True, False):
-                        cost[every].append(env_step_cost(cfg, slots, every_seat=every, seconds=args.env_seconds,
-                                                         threads=n, snapshot=args.snapshot,
-                                                         lbr_engine=args.lbr_engine))
+                        cost[every].append(env_step_cost(cfg, slots, every_seat=every,
+                                                         seconds=args.env_seconds, threads=n,
+                                                         snapshot=args.snapshot, lbr_engine=args.lbr_engine))
                 mine, before = min(cost[False]), min(cost[True])
                 print(f"{slots:>5} slots, {n} thread{'s' if n > 1 else ''}: readers only {mine:6.2f} us "
                       f"(rounds {' '.join(f'{c:.2f}' for c in cost[False])}), every seat {before:6.2f} us "
@@ -341,18 +345,23 @@ def main(argv: list[str] | None = None) -> None:
             if same_as_ours:
                 batched.append(setups[0])
                 continue
-            variant = load_config(args.config, overrides=[*features, "ppo.pipeline=batched", f"ppo.env_threads={n}",
-                                                          f"ppo.n_envs={slots}", f"ppo.n_steps={max(1, rollout // slots)}"])
+            variant = load_config(args.config,
+                                  overrides=[*features, "ppo.pipeline=batched", f"ppo.env_threads={n}",
+                                             f"ppo.n_envs={slots}",
+                                             f"ppo.n_steps={max(1, rollout // slots)}"])
             batched.append(Setup(f"batched{tag} ({slots} slots x {variant.ppo.n_steps}, {n} env thread"
-                                 f"{'s' if n > 1 else ''})", our_model(variant), threads=threads, validate=False))
+                                 f"{'s' if n > 1 else ''})", our_model(variant), threads=threads,
+                                 validate=False))
     twins = []   # --observe-every-seat: the same setups writing every seat's observation (A/B)
     if args.observe_every_seat:
         for b in batched:
-            variant = load_config(args.config, overrides=[*features, "ppo.pipeline=batched",
-                                                          f"ppo.env_threads={b.model.get_env().unwrapped.game.threads}",
-                                                          f"ppo.n_envs={b.model.n_envs}", f"ppo.n_steps={b.model.n_steps}"])
-            twin = Setup(f"batched{tag}, every seat ({b.model.n_envs} slots x {b.model.n_steps})", our_model(variant),
-                         threads=threads, validate=False)
+            variant = load_config(args.config,
+                                  overrides=[*features, "ppo.pipeline=batched",
+                                             f"ppo.env_threads={b.model.get_env().unwrapped.game.threads}",
+                                             f"ppo.n_envs={b.model.n_envs}",
+                                             f"ppo.n_steps={b.model.n_steps}"])
+            twin = Setup(f"batched{tag}, every seat ({b.model.n_envs} slots x {b.model.n_steps})",
+                         our_model(variant), threads=threads, validate=False)
             twin.model.get_env().unwrapped.observe_every_seat = True
             twins.append(twin)
     setups += [single, *[b for b in batched if b is not setups[0]], *twins]
@@ -390,7 +399,8 @@ def main(argv: list[str] | None = None) -> None:
     for s in setups:
         print(f"{s.label:{width}} {s.rate:>12.0f} {s.steps:>9} {s.seconds:>8.1f} {s.rate / reference:>16.2f}")
     print("\nwhere the time goes (shares of each setup's measured time):")
-    print(f"{'setup':{width}} {'env+opponents':>14} {'SB3 collection':>15} {'gradient updates':>17} {'x single_agent':>15}")
+    print(f"{'setup':{width}} {'env+opponents':>14} {'SB3 collection':>15} {'gradient updates':>17} "
+          f"{'x single_agent':>15}")
     for s in dict.fromkeys([setups[0], single, *batched, *twins]):
         env, collect, train = s.shares()
         print(f"{s.label:{width}} {env:>14.1%} {collect:>15.1%} {train:>17.1%} {s.rate / single.rate:>15.2f}")
