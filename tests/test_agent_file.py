@@ -236,7 +236,8 @@ def test_train_save_load_plays_the_sb3_models_actions_on_10000_decisions(smoke_r
     assert [from_file.choose(obs, mask) for obs, mask in decisions] == expected
     assert [from_converted.choose(obs, mask) for obs, mask in decisions] == expected
     made = model_info(converted).header["made"]
-    assert made["seed"] == 0 and made["steps"] == model.num_timesteps and made["config"]["env"]["game"] == "soko"
+    assert (made["seed"] == 0 and made["steps"] == model.num_timesteps
+            and made["config"]["env"]["game"] == "soko")
 
 
 def test_convert_refuses_bad_input_in_one_line(tmp_path, soko_zip):
@@ -249,7 +250,8 @@ def test_convert_refuses_bad_input_in_one_line(tmp_path, soko_zip):
         assert result.returncode == 2, result.stderr
         lines = result.stderr.strip().splitlines()
         assert len(lines) == 1 and message in lines[0], result.stderr
-    result = _run("agents.convert", str(soko_zip), str(tmp_path / "out.safetensors"), "--game", "soko", cwd=tmp_path)
+    result = _run("agents.convert", str(soko_zip), str(tmp_path / "out.safetensors"), "--game", "soko",
+                  cwd=tmp_path)
     assert result.returncode == 0 and model_info(tmp_path / "out.safetensors").rules == get_rules("soko")
 
 

@@ -75,7 +75,8 @@ def test_baselines_only_return_legal_actions_in_follow_the_bitch(spec):
 
 def _ppo_spec(tmp_path_factory) -> str | None:
     """A freshly initialised MaskablePPO checkpoint for Soko, if the env layer exists yet."""
-    if importlib.util.find_spec("envs.observation") is None or importlib.util.find_spec("envs.single_agent") is None:
+    if (importlib.util.find_spec("envs.observation") is None
+            or importlib.util.find_spec("envs.single_agent") is None):
         return None
     try:
         from sb3_contrib import MaskablePPO
@@ -229,7 +230,8 @@ def test_check_spec_finds_missing_and_broken_checkpoints(tmp_path):
         check_spec(f"ppo:{tmp_path}/m.zip")
     with pytest.raises(ValueError, match=f"{tmp_path}/m.zip is not a model"):
         check_spec(f"ppo:{tmp_path}/m")  # SB3 adds .zip itself: the same file
-    with pytest.raises(ValueError, match=f"^agent 'ppo:{tmp_path}': {tmp_path} is a folder without final_model.zip$"):
+    with pytest.raises(ValueError,
+                       match=f"^agent 'ppo:{tmp_path}': {tmp_path} is a folder without final_model.zip$"):
         check_spec(f"ppo:{tmp_path}")
 
 
@@ -244,7 +246,8 @@ def test_check_spec_reads_the_model_and_compares_it_with_the_game(ppo_spec):
 
 
 def test_display_names_are_short_and_name_overrides_them():
-    assert display_name("ppo:runs/soko_ppo__s0__20260101-120000/final_model.zip") == "soko_ppo__s0__20260101-120000"
+    assert (display_name("ppo:runs/soko_ppo__s0__20260101-120000/final_model.zip")
+            == "soko_ppo__s0__20260101-120000")
     assert display_name("ppo:/abs/runs/r1/checkpoints/ckpt_512.zip,deterministic=false") == "r1/ckpt_512"
     assert display_name("ppo:runs/r1/final_model.zip,name=mine") == "mine"
     assert display_name("equity:samples=50,name=eq50") == "eq50" and display_name(" tag ") == "tag"
@@ -334,10 +337,12 @@ def _state_at_round_start(rules, n: int, street: int, seed: int, want=lambda g: 
     # An even pot (ante 2) so the Low Chicago half is exactly half: the engine gives an odd chip
     # to the high half, which a 3-chip pot would turn into a third.
     (RULES["follow_the_bitch_low_chicago"].replace(ante=2), 3, 1, None),
-    (RULES["follow_the_bitch_low_chicago"], 2, 2, lambda g: any(c & 3 == 3 for c in g.hole_cards(g.current_player))),
+    (RULES["follow_the_bitch_low_chicago"], 2, 2,
+     lambda g: any(c & 3 == 3 for c in g.hole_cards(g.current_player))),
 ])
 def test_equity_agrees_with_the_engines_showdowns(rules, n, street, want):
-    game, actions = _state_at_round_start(rules, n, street, seed=10 * n + street, want=want or (lambda g: True))
+    game, actions = _state_at_round_start(rules, n, street, seed=10 * n + street,
+                                          want=want or (lambda g: True))
     seat = game.current_player
     rng = np.random.default_rng(1)
     reference = _engine_equity(game, actions, seat, 2500, rng)

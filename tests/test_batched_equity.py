@@ -31,7 +31,8 @@ def test_core_equity_is_the_reference_decide(rules, players):
         agent = EquityAgent(samples=samples, raise_edge=raise_edge, call_margin=call_margin)
         batched = BatchedEquity(samples=samples, raise_edge=raise_edge, call_margin=call_margin)
         for short in (False, True):
-            for games, core, live, _ in _lockstep(rules, players, 40, seed=samples + short, short_stacks=short):
+            for games, core, live, _ in _lockstep(rules, players, 40, seed=samples + short,
+                                                  short_stacks=short):
                 keys = rng.integers(KEY_LIMIT, size=len(live))
                 got = batched.act(core, live, keys)
                 estimates = batched.estimates(core, live, keys)

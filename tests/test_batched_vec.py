@@ -29,7 +29,8 @@ def _lockstep(rules, num_players, hands, seed, *, short_stacks=False):
         stacks = rng.integers(1, 12 * rules.big_bet, size=(hands, num_players))
     else:
         stacks = np.full((hands, num_players), rules.stack)
-    games = [Game(rules, num_players, stacks=stacks[i].tolist(), button=int(buttons[i]), deck=decks[i].tolist())
+    games = [Game(rules, num_players, stacks=stacks[i].tolist(), button=int(buttons[i]),
+                  deck=decks[i].tolist())
              for i in range(hands)]
     core = BatchedGame(rules, num_players, hands, auto_reset=False)
     core.reset(decks=decks, buttons=buttons, stacks=stacks)
@@ -56,12 +57,14 @@ def test_core_tag_is_the_reference_tag_agent(rules, players):
     tag, batched = TagAgent(), BatchedTag(rules)
     states = 0
     for short in (False, True):
-        for games, core, live, _ in _lockstep(rules, players, 200, seed=players + 7 * short, short_stacks=short):
+        for games, core, live, _ in _lockstep(rules, players, 200, seed=players + 7 * short,
+                                              short_stacks=short):
             got = batched.act(core, live)
             for k, i in enumerate(live):
                 g = games[i]
                 want = tag.act(g.view(g.current_player), action_mask(g))
-                assert got[k] == want, f"{rules.name} hand {i}: core tag {got[k]}, reference {want}\n{g.history()}"
+                assert got[k] == want, (f"{rules.name} hand {i}: core tag {got[k]}, reference {want}\n"
+                                        f"{g.history()}")
             states += len(live)
     assert states > 1000
 
@@ -185,7 +188,8 @@ def test_a_raise_opponent_raises_whenever_it_may():
     env = BatchedVecEnv("soko", 2, 16, opponents=[RaiseAgent()], seed=3)
     finished = _run(env, lambda masks: np.full(len(masks), CHECK_CALL), 60)
     calls = sum(info["actions"]["call"] for _, info in finished)
-    bets = sum(info["actions"]["bet"] + info["actions"]["raise"] + info["actions"]["complete"] for _, info in finished)
+    bets = sum(info["actions"]["bet"] + info["actions"]["raise"] + info["actions"]["complete"]
+               for _, info in finished)
     assert calls > len(finished) and bets == 0   # the learner only ever calls the maniac's bets
 
 
@@ -211,14 +215,16 @@ def _trajectory(env, steps: int = 40) -> np.ndarray:
 
 def test_the_same_seed_replays_the_same_hands():
     def play(seed):
-        return _trajectory(BatchedVecEnv("follow_the_bitch", 3, 8, opponents=POOL, opponent_weights=[1, 1, 1, 2],
-                                         seed=seed))
+        return _trajectory(BatchedVecEnv("follow_the_bitch", 3, 8, opponents=POOL,
+                                         opponent_weights=[1, 1, 1, 2], seed=seed))
 
     np.testing.assert_array_equal(play(5), play(5))
     assert not np.array_equal(play(5), play(6))
     # Two tag entries with different bars: each plays its own (the same hands, other actions).
-    tight = _trajectory(BatchedVecEnv("soko", 2, 8, opponents=[TagAgent(raise_shift=6, call_shift=6)], seed=5))
-    loose = _trajectory(BatchedVecEnv("soko", 2, 8, opponents=[TagAgent(raise_shift=-6, call_shift=-6)], seed=5))
+    tight = _trajectory(BatchedVecEnv("soko", 2, 8, opponents=[TagAgent(raise_shift=6, call_shift=6)],
+                                      seed=5))
+    loose = _trajectory(BatchedVecEnv("soko", 2, 8, opponents=[TagAgent(raise_shift=-6, call_shift=-6)],
+                                      seed=5))
     assert not np.array_equal(tight, loose)
     env = BatchedVecEnv("soko", 2, 4, seed=0)
     env.seed(5)
@@ -249,7 +255,8 @@ def test_hands_are_distributed_as_in_the_single_agent_env():
     """Random learner, the same pool: the batched env's hands look like SingleAgentEnv's
     (mean reward, fold, showdown and VPIP rates, decisions per hand) within 4.5 standard errors."""
     rng = np.random.default_rng(0)
-    batched = _stats(_run(BatchedVecEnv("soko", 2, 200, opponents=POOL, opponent_weights=[1, 1, 1, 2], seed=7),
+    batched = _stats(_run(BatchedVecEnv("soko", 2, 200, opponents=POOL, opponent_weights=[1, 1, 1, 2],
+                                        seed=7),
                           _random_policy(rng), 60))
     env = SingleAgentEnv("soko", num_players=2, opponents=[POOL[0], CallAgent(), RaiseAgent(), TagAgent()],
                          opponent_weights=[1, 1, 1, 2])
@@ -332,7 +339,8 @@ def test_refused_opponents_and_configs_name_the_reason(tmp_path):
     unbatched = f'opponents.baselines={{"cfr:{table}": 1}}'
     assert "no batched form" in unsupported(load_config(overrides=[unbatched]))
     assert unsupported(load_config(overrides=["opponents.baselines={\"equity:samples=50\": 1}"])) is None
-    assert unsupported(load_config(overrides=["opponents.baselines={\"tag:raise_shift=2\": 1, tag: 1}"])) is None
+    assert unsupported(load_config(
+        overrides=["opponents.baselines={\"tag:raise_shift=2\": 1, tag: 1}"])) is None
     assert unsupported(load_config(overrides=["env.observation_features=[hand_class]"])) is None
     # Checked where the pipeline is chosen (train/config.py holds the schema and the ranges).
     batched_only = load_config(overrides=["ppo.pipeline=batched", unbatched])
@@ -365,7 +373,8 @@ def test_a_short_maskable_ppo_run_learns_on_it():
     model.learn(1024, callback=stats)
     assert model.num_timesteps == 1024
     assert len(model.ep_info_buffer) > 50                       # the monitor saw whole hands
-    assert all(abs(e["r"]) <= 2 * get_rules("soko").stack / get_rules("soko").big_bet for e in model.ep_info_buffer)
+    assert all(abs(e["r"]) <= 2 * get_rules("soko").stack / get_rules("soko").big_bet
+               for e in model.ep_info_buffer)
 
 
 def test_the_episode_monitor_gives_vec_monitors_infos():
@@ -373,7 +382,8 @@ def test_the_episode_monitor_gives_vec_monitors_infos():
 
     from train.vec import EpisodeMonitor
 
-    envs = [monitor(BatchedVecEnv("soko", 2, 32, seed=5, opponents=POOL)) for monitor in (VecMonitor, EpisodeMonitor)]
+    envs = [monitor(BatchedVecEnv("soko", 2, 32, seed=5, opponents=POOL))
+            for monitor in (VecMonitor, EpisodeMonitor)]
     for env in envs:
         env.reset()
     policy = _random_policy(np.random.default_rng(5))
@@ -415,8 +425,10 @@ def _recording_ppo(size, actions, seen, seed=0):
 
     rng = np.random.default_rng(seed)
     agent = PPOAgent(path=f"ppo-test-{seed}", deterministic=False)
-    agent._actor = NumpyActor([(rng.normal(size=(8, size)).astype(np.float32), rng.normal(size=8).astype(np.float32), "Tanh"),
-                               (rng.normal(size=(actions, 8)).astype(np.float32), np.zeros(actions, np.float32), None)])
+    agent._actor = NumpyActor([(rng.normal(size=(8, size)).astype(np.float32),
+                                rng.normal(size=8).astype(np.float32), "Tanh"),
+                               (rng.normal(size=(actions, 8)).astype(np.float32),
+                                np.zeros(actions, np.float32), None)])
     agent._features = tuple(FEATURES)
     choose = agent.choose_batch
 
@@ -446,7 +458,8 @@ def test_the_learner_and_trained_opponents_see_what_they_saw_with_every_seat_obs
         obs = [env.reset()]
         rewards, terminals, skipped = [], [], 0
         for step in range(80):
-            if step == 40:   # a new pool: the hands under way now play ppo_b at index 0 (read by nobody before)
+            if step == 40:   # a new pool: the hands under way now play ppo_b at index 0
+                             # (read by nobody before)
                 env.set_opponents([ppo_b, CallAgent(), "random"], [2, 1, 1])
             masks = env.action_masks()
             o, r, d, infos = env.step(np.argmax(rng.random(masks.shape) * masks, axis=1))
@@ -457,7 +470,8 @@ def test_the_learner_and_trained_opponents_see_what_they_saw_with_every_seat_obs
             assert (current == env.learner_seat).all()
             skipped += int((~env.game.observed_seats).sum())
         runs[every] = obs, rewards, terminals, seen_a, seen_b, skipped
-    (obs, rewards, terminals, seen_a, seen_b, skipped), (obs_all, rewards_all, terminals_all, *seen_all, none) = runs[False], runs[True]
+    ((obs, rewards, terminals, seen_a, seen_b, skipped),
+     (obs_all, rewards_all, terminals_all, *seen_all, none)) = runs[False], runs[True]
     np.testing.assert_array_equal(np.stack(obs), np.stack(obs_all))
     np.testing.assert_array_equal(np.stack(rewards), np.stack(rewards_all))
     np.testing.assert_array_equal(np.stack(terminals), np.stack(terminals_all))
@@ -523,7 +537,8 @@ def test_an_agent_without_a_batched_form_plays_hand_by_hand_as_the_core_plays_it
 
     for players in (2, 3):
         pool = [EquityAgent(samples=10), "random"]
-        core = _trajectory(BatchedVecEnv("soko", players, 12, opponents=[TagAgent(), *pool], seed=3), steps=60)
+        core = _trajectory(BatchedVecEnv("soko", players, 12, opponents=[TagAgent(), *pool], seed=3),
+                           steps=60)
         env = BatchedVecEnv("soko", players, 12, opponents=[_PythonTag(), *pool], seed=3)
         np.testing.assert_array_equal(_trajectory(env, steps=60), core)
         assert env._copies and len(env._log) < 60   # copies made, the log pruned as hands end

@@ -137,7 +137,8 @@ def test_registered_it_plays_a_tournament_and_trains_batched(monkeypatch):
     from train.config import load_config
 
     monkeypatch.setitem(registry.AGENTS, "prober", (Prober, Prober, None, "bets when checked to"))
-    monkeypatch.setitem(registry.AGENTS, "plain", (PlainProber, PlainProber, None, "the same, no capabilities"))
+    monkeypatch.setitem(registry.AGENTS, "plain",
+                        (PlainProber, PlainProber, None, "the same, no capabilities"))
     result = run_tournament(TournamentConfig(game="soko", agents=["prober", "plain", "call"], hands=100,
                                              luck_correction=False, workers=1, progress=False, write=False))
     assert set(result.field) == {"prober", "plain", "call"}
@@ -169,7 +170,8 @@ def test_arena_and_train_never_ask_an_agent_its_class():
     found = []
     for path in [*root.glob("arena/**/*.py"), *root.glob("train/**/*.py")]:
         for node in ast.walk(ast.parse(path.read_text())):
-            if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "isinstance" and len(node.args) == 2:
+            if (isinstance(node, ast.Call) and getattr(node.func, "id", None) == "isinstance"
+                    and len(node.args) == 2):
                 for name in ast.walk(node.args[1]):
                     ident = getattr(name, "id", None) or getattr(name, "attr", None)
                     if ident in names and Path(names[ident]).resolve() != path.resolve():

@@ -64,7 +64,8 @@ def test_rows_are_scored_as_one_by_one(n):
         assert evaluate_rows(rows, **options).tolist() == [int(evaluate(r, **options)) for r in rows.tolist()]
 
 
-@pytest.mark.parametrize("rows, message", [(np.zeros((2, 8), dtype=int), "1..7"), (np.zeros(5, dtype=int), "1..7"),
+@pytest.mark.parametrize("rows, message", [(np.zeros((2, 8), dtype=int), "1..7"),
+                                           (np.zeros(5, dtype=int), "1..7"),
                                            (np.full((1, 5), 52), "0..51"), (np.zeros((1, 5)), "integer")])
 def test_rows_of_bad_cards_are_refused(rows, message):
     with pytest.raises(ValueError, match=message):

@@ -155,7 +155,8 @@ def test_the_direct_binding_refuses_bad_input_with_a_reason():
     assert len(values) == 2 and all(0 < v < 1 for v in values)
     for bad, message in [(dict(holes=[[0], [4]]), "distinct cards"), (dict(seat=2), "seat"),
                          (dict(street=9), "street"), (dict(folded=[False]), "one face-down count"),
-                         (dict(samples=0), "samples"), (dict(holes=[[0, 1]]), "more cards than the rules deal"),
+                         (dict(samples=0), "samples"),
+                         (dict(holes=[[0, 1]]), "more cards than the rules deal"),
                          (dict(up_cards=[[4, 12, 16], [8]]), "more cards than the rules deal")]:
         with pytest.raises(ValueError, match=message):
             _stud_core.win_probabilities(rules, **{**args, **bad})

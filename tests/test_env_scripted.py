@@ -317,7 +317,8 @@ def test_seed_replays_deck_and_button_and_options_override_them(engine):
 
 
 def test_the_env_is_the_engines_game(engine):
-    env = follow_the_bitch_v0.env(engine=engine, num_players=4, rules="follow_the_bitch_low_chicago", bring_in=None)
+    env = follow_the_bitch_v0.env(engine=engine, num_players=4, rules="follow_the_bitch_low_chicago",
+                                  bring_in=None)
     env.reset(seed=2)
     game = env.unwrapped.game
     assert game.rules == RULES["follow_the_bitch_low_chicago"]
@@ -331,7 +332,8 @@ def test_keyword_errors_are_clear(engine):
         soko_v0.env(engine=engine, rules="follow_the_bitch")
     with pytest.raises(ValueError, match="unknown rules field"):
         follow_the_bitch_v0.env(engine=engine, wild_card="Q")
-    with pytest.raises(ValueError, match="betting must be .fixed_limit., .spread_limit., .pot_limit. or .no_limit."):
+    with pytest.raises(ValueError,
+                       match="betting must be .fixed_limit., .spread_limit., .pot_limit. or .no_limit."):
         soko_v0.env(engine=engine, betting="table_stakes")
     with pytest.raises(ValueError, match="render_mode"):
         soko_v0.env(engine=engine, render_mode="rgb_array")

@@ -275,7 +275,8 @@ def test_exploit_cli(tmp_path, capsys):
     assert "wild cards" in capsys.readouterr().err
     assert exploit_main(["--game", "soko_mini", "--agent", "nobody"]) == 2
     assert "unknown agent" in capsys.readouterr().err
-    assert exploit_main(["--game", "soko_mini", "--agent", "raise", "--out", str(tmp_path), "--name", "x"]) == 0
+    assert exploit_main(["--game", "soko_mini", "--agent", "raise", "--out", str(tmp_path),
+                         "--name", "x"]) == 0
     data = json.loads((tmp_path / "x" / "results.json").read_text())
     assert data["exploitability_bb_per_100"] > 0 and data["method"] == "exact"
     br = make_agent(data["best_response_agent"])

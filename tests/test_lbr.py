@@ -62,7 +62,8 @@ def test_equity_by_hole_on_the_last_street_is_exact():
     candidates = np.array([int(c) for c in parse_cards("6c 7d Ac")])
     eq = equity_by_hole(rules, mine, their_up, candidates, to_come=(0, 0), samples=10,
                         rng=np.random.default_rng(0), unseen=candidates)
-    assert eq.tolist() == [0.0, 1.0, 0.0]   # 2-6 and A-5 straight flushes beat the full house; 7d: a four-flush
+    assert eq.tolist() == [0.0, 1.0, 0.0]   # 2-6 and A-5 straight flushes beat the full house;
+                                            # 7d: a four-flush
 
 
 def test_the_true_card_stays_in_the_range_of_a_deterministic_target():
@@ -165,7 +166,8 @@ def test_exploit_cli_lbr_and_learned(tmp_path, capsys):
     assert "at least" in capsys.readouterr().out
     assert exploit_main(["--game", "soko_mini", "--agent", "call", "--method", "learned", "--steps", "512",
                          "--hands", "40", "--out", str(tmp_path), "--name", "b", "--no-progress",
-                         "--set", "ppo.n_envs=2", "--set", "ppo.batch_size=128", "--set", "ppo.n_steps=128"]) == 0
+                         "--set", "ppo.n_envs=2", "--set", "ppo.batch_size=128",
+                         "--set", "ppo.n_steps=128"]) == 0
     data = json.loads((tmp_path / "b" / "results.json").read_text())
     assert data["method"] == "learned" and data["best_response_agent"].startswith("ppo:")
     assert data["steps"] == 512 and data["match"]["hands"] == 40
@@ -185,7 +187,8 @@ def test_train_target_errors_are_one_line_exit_2(capsys):
     assert cli(["--config", "configs/best_response.yaml", "--target", "nobody"]) == 2
     err = capsys.readouterr().err
     assert "unknown agent 'nobody'" in err and err.count("\n") == 1
-    assert cli(["--config", "configs/best_response.yaml", "--target", "tag", "--set", "eval.lbr_hands=-1"]) == 2
+    assert cli(["--config", "configs/best_response.yaml", "--target", "tag",
+                "--set", "eval.lbr_hands=-1"]) == 2
     assert capsys.readouterr().err.count("\n") == 1
     with pytest.raises(SystemExit) as exc:
         cli(["--resume", "runs/x", "--target", "tag"])

@@ -90,7 +90,8 @@ def test_the_core_policy_is_the_reference_policy_in_every_spot():
         mirror.reset(decks=[[int(c) for c in g.deck]], buttons=[g.button])
         while g.current_player is not None:
             seat = g.current_player
-            seen = {int(c) for s in range(2) for c in g.up_cards(s)} | {int(c) for c in g.hole_cards(1 - seat)}
+            seen = ({int(c) for s in range(2) for c in g.up_cards(s)}
+                    | {int(c) for c in g.hole_cards(1 - seat)})
             candidates = np.array([c for c in range(52) if c not in seen])
             got = core.spots(mirror, [0], [seat], [-1], [candidates])[0]
             assert np.allclose(got, reference(g, seat, candidates), atol=1e-6), (seed, g.street)

@@ -37,7 +37,8 @@ def test_off_by_default_and_appended_after_every_other_piece():
     assert [p.name for p in wide][:len(plain.pieces)] == [p.name for p in plain]
     assert [p.name for p in wide][len(plain.pieces):] == ["hand_class", "showing_class", "win_probability"]
     assert wide.size == 606 + 12 + 8 * 12 + 1
-    assert build_layout("soko", ["win_probability", "hand_class"]).features == ("hand_class", "win_probability")
+    assert (build_layout("soko", ["win_probability", "hand_class"]).features
+            == ("hand_class", "win_probability"))
 
 
 @pytest.mark.parametrize("bad", [["hand_strength"], ["hand_class", "equity"]])
@@ -46,7 +47,8 @@ def test_a_wrong_feature_name_is_one_line(bad):
         build_layout("soko", bad)
     message = str(info.value)
     assert "\n" not in message
-    assert message.startswith("unknown observation feature ") and "hand_class, showing_class, win_probability" in message
+    assert (message.startswith("unknown observation feature ")
+            and "hand_class, showing_class, win_probability" in message)
     with pytest.raises(ValueError, match="unknown observation feature"):
         soko_v0.env(observation_features=bad)
 
@@ -107,7 +109,8 @@ def test_the_win_probability_on_the_last_street_is_exact():
     assert unpack(encoder, game, 0)["win_probability"].tolist() == [np.float32(29 / 43)]
     # Nothing in it depends on seat 1's real face-down card: any other gives the same value.
     other = last_street("Jc Ad Ks Kh Qc 9h 8d 5c 2c 3s")
-    assert unpack(ObservationEncoder("soko", features=ALL), other, 0)["win_probability"][0] == np.float32(29 / 43)
+    assert (unpack(ObservationEncoder("soko", features=ALL), other, 0)["win_probability"][0]
+            == np.float32(29 / 43))
 
 
 def test_the_win_probability_before_the_last_street_is_seeded_by_what_the_seat_sees():

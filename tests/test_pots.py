@@ -1,4 +1,5 @@
-"""How the chips of a hand are cut into pots and paid out (docs/rules.md "Antes, stacks, all-in and side pots").
+"""How the chips of a hand are cut into pots and paid out
+(docs/rules.md "Antes, stacks, all-in and side pots").
 
 A pot ends only where a contender (a seat still in) is all-in for less than the others; folded
 seats' chips belong to the pot they fall in. So with nobody all-in there is exactly one pot,

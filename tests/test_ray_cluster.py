@@ -47,9 +47,10 @@ def two_nodes():
 
 
 def sweep(out: Path, address: str, *args: str) -> subprocess.Popen:
-    cmd = [sys.executable, "-m", "train.sweep", "--config", str(SMOKE), "--address", address, "--out", str(out),
-           *args]
-    return subprocess.Popen(cmd, cwd=REPO, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    cmd = [sys.executable, "-m", "train.sweep", "--config", str(SMOKE), "--address", address,
+           "--out", str(out), *args]
+    return subprocess.Popen(cmd, cwd=REPO, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True)
 
 
 def test_a_tournament_and_a_local_best_response_on_the_cluster_equal_one_process(two_nodes):
@@ -113,7 +114,8 @@ def test_a_trial_whose_node_dies_resumes_on_another_node_to_the_same_weights(tmp
         proc = sweep(tmp_path / "sweep", cluster.address, "--seeds", "0", *[f"--set={o}" for o in overrides])
         try:
             run_dir = tmp_path / "sweep" / "runs" / "base__s0"
-            wait_for(lambda: (run_dir / "checkpoints" / "ckpt_512.json").exists(), 150, "checkpoint at 512", proc)
+            wait_for(lambda: (run_dir / "checkpoints" / "ckpt_512.json").exists(), 150,
+                     "checkpoint at 512", proc)
             second = cluster.add_node(num_cpus=1)
             cluster.remove_node(first, allow_graceful=False)
             out, _ = proc.communicate(timeout=180)

@@ -40,7 +40,8 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 README = REPO / "README.md"
 DOCS = [README] + [REPO / "docs" / f"{page}.md"
-                   for page in ("engine", "envs", "training", "tournaments", "exploitability", "core", "agents")]
+                   for page in ("engine", "envs", "training", "tournaments", "exploitability", "core",
+                                "agents")]
 """The pages whose commands and snippets run here: the README and the topic pages."""
 PENDING: set[str] = set()
 """Pages the README links to that other branches add; a link to one may dangle until they land."""

@@ -37,7 +37,8 @@ def eval_rows(run_dir: Path) -> list[list[str]]:
 def kill_during(out: Path, overrides: list[str], *, after_checkpoint: int, delay: float) -> Path:
     """Start a smoke run in its own process, SIGKILL it ``delay`` seconds after its checkpoint at
     ``after_checkpoint`` timesteps is on disk; returns its run folder."""
-    cmd = [sys.executable, "train/ppo.py", "--config", str(SMOKE), "--set", f"run.out_dir={out}", "--no-progress"]
+    cmd = [sys.executable, "train/ppo.py", "--config", str(SMOKE), "--set", f"run.out_dir={out}",
+           "--no-progress"]
     for item in overrides:
         cmd += ["--set", item]
     env = {**os.environ, "PYTHONPATH": str(REPO)}

@@ -75,7 +75,8 @@ def test_the_summary_gives_means_intervals_and_the_winner(tmp_path):
     margin = summary["margin"]
     assert margin["over"] == "b" and margin["difference"] == pytest.approx(10.0)
     welch = stats.ttest_ind(finals["a"], finals["b"], equal_var=False).confidence_interval(0.95)
-    assert margin["low"] == pytest.approx(welch.low, rel=0.05) and margin["high"] == pytest.approx(welch.high, rel=0.05)
+    assert (margin["low"] == pytest.approx(welch.low, rel=0.05)
+            and margin["high"] == pytest.approx(welch.high, rel=0.05))
     text = (tmp_path / "summary.md").read_text()
     assert "a wins on eval/bb100_vs_field" in text.replace("**", "") and "; separated at 95%" in text
     assert (tmp_path / "curves.png").stat().st_size > 0

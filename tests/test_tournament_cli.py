@@ -105,14 +105,17 @@ def test_a_run_folder_plays_its_final_model(runs):
 @pytest.mark.parametrize("argv, message", [
     (["--players", "9"], "soko takes 2 to 8 players, not 9"),
     (["--players", "3", "--agents", "tag", "call"],
-     "3 players need at least 3 agents; got 2 (repeat a spec, e.g. --agents tag random random, to fill seats)"),
+     "3 players need at least 3 agents; got 2 (repeat a spec, e.g. --agents tag random random, "
+     "to fill seats)"),
     (["--players", "x"], "argument --players: invalid int value: 'x'"),
     (["--rule", "ante=abc"], "--rule ante= takes a whole number, not 'abc'"),
-    (["--rule", "betting=foo"], "soko: betting must be 'fixed_limit', 'spread_limit', 'pot_limit' or 'no_limit', not 'foo'"),
+    (["--rule", "betting=foo"],
+     "soko: betting must be 'fixed_limit', 'spread_limit', 'pot_limit' or 'no_limit', not 'foo'"),
     (["--rule", "low_chicago=maybe"], "--rule low_chicago= takes true or false, not 'maybe'"),
     (["--rule", "spread_sizes=a,b"], "--rule spread_sizes= takes numbers separated by commas, not 'a,b'"),
-    (["--agents", "tag", "tight"], "unknown agent 'tight'; valid agents: random, call, raise, tag, equity, ppo, champion, "
-                                   "cfr, br (e.g. random, call, raise, tag, equity:samples=300, champion, ppo:runs/<run>)"),
+    (["--agents", "tag", "tight"], "unknown agent 'tight'; valid agents: random, call, raise, tag, equity, "
+                                   "ppo, champion, cfr, br (e.g. random, call, raise, tag, "
+                                   "equity:samples=300, champion, ppo:runs/<run>)"),
     (["--agents", "tag:name=x", "call:name=x"], "agents 'tag:name=x' and 'call:name=x' are both named 'x'; "
                                                 "give them different name=..."),
 ])
@@ -152,7 +155,8 @@ def test_the_same_model_by_relative_and_absolute_path_scores_identically(runs, m
     assert not Path(folder[4:]).exists()
     results = {}
     for spec in (relative, absolute, "ppo:./runs/soko_tiny__s0/,deterministic=false"):
-        cfg = TournamentConfig(agents=[spec, "random"], hands=40, seed=3, workers=1, progress=False, write=False)
+        cfg = TournamentConfig(agents=[spec, "random"], hands=40, seed=3, workers=1, progress=False,
+                               write=False)
         results[spec] = run_tournament(cfg)
     first, *others = results.values()
     assert first.agents == ("soko_tiny__s0", "random")
@@ -222,7 +226,8 @@ def test_the_picture_keeps_labels_title_and_colour_bar_apart():
     bar_box = bar.get_tightbbox(renderer)
     figure = fig.bbox
     for box in [title, bar_box, ax.get_window_extent(renderer), *ticks]:
-        assert figure.x0 <= box.x0 and box.x1 <= figure.x1 + 1 and figure.y0 <= box.y0 and box.y1 <= figure.y1 + 1
+        assert (figure.x0 <= box.x0 and box.x1 <= figure.x1 + 1
+                and figure.y0 <= box.y0 and box.y1 <= figure.y1 + 1)
     for box in [ax.get_window_extent(renderer), *ticks]:
         assert not _boxes_overlap(box, title) and not _boxes_overlap(box, bar_box)
     assert not _boxes_overlap(bar_box, title)

@@ -135,8 +135,10 @@ def test_exploitability_evaluations_are_logged_and_change_nothing_learned(smoke_
     assert evaluations == [0, base.eval.every, base.run.total_timesteps]
     assert tags["eval/lbr_bb100"] == evaluations
     assert tags["eval/br_bb100"] == tags["eval/br_bb100_ci95_low"] == [0, base.run.total_timesteps]
-    assert sorted(p.name for p in (run_dir / "best_responses").iterdir()) == ["at_0", f"at_{base.run.total_timesteps}"]
-    result = json.loads((run_dir / "best_responses" / f"at_{base.run.total_timesteps}" / "results.json").read_text())
+    assert (sorted(p.name for p in (run_dir / "best_responses").iterdir())
+            == ["at_0", f"at_{base.run.total_timesteps}"])
+    result = json.loads(
+        (run_dir / "best_responses" / f"at_{base.run.total_timesteps}" / "results.json").read_text())
     assert result["steps"] == 256 and result["match"]["hands"] == 20
     low, high = result["ci95"]
     assert low <= result["exploitability_bb_per_100"] <= high
@@ -159,7 +161,8 @@ def test_a_card_planes_policy_trains_loads_and_plays(tmp_path):
     from envs.observation import build_layout
     from train.ppo import main
 
-    cfg = smoke(tmp_path, "ppo.features_extractor=card_planes", "env.observation_features=[hand_class,win_probability]")
+    cfg = smoke(tmp_path, "ppo.features_extractor=card_planes",
+                "env.observation_features=[hand_class,win_probability]")
     run_dir = main(cfg, progress=False)
     assert len(list((run_dir / "snapshots").glob("snapshot_*.zip"))) >= 1
     agent = make_agent(f"ppo:{run_dir / 'final_model.zip'}")
@@ -413,10 +416,11 @@ def test_the_local_best_response_joins_the_pool_against_the_newest_snapshot(smok
 
     from envs.engine.rules import get_rules
 
-    pool, _ = build_pool({"tag": 1}, [new], self_play_weight=0.2, lbr_weight=0.3, seed=0, rules=get_rules("soko"))
+    pool, _ = build_pool({"tag": 1}, [new], self_play_weight=0.2, lbr_weight=0.3, seed=0,
+                         rules=get_rules("soko"))
     assert pool[-1].uses_core(get_rules("soko")) and pool[-1]._core is not None and pool[-1]._policy is None
-    pool, _ = build_pool({"tag": 1}, [new], self_play_weight=0.2, lbr_weight=0.3, seed=0, rules=get_rules("soko"),
-                         lbr_engine="python")
+    pool, _ = build_pool({"tag": 1}, [new], self_play_weight=0.2, lbr_weight=0.3, seed=0,
+                         rules=get_rules("soko"), lbr_engine="python")
     assert pool[-1]._policy is not None and copy.copy(pool[-1])._policy is pool[-1]._policy
 
 
@@ -472,8 +476,10 @@ def test_exact_best_responses_to_snapshots_join_the_pool_and_survive_a_resume(tm
     target = make_agent(f"ppo:{run_dir / 'snapshots' / 'snapshot_1536.zip'},deterministic=false")
     strategy = agent_strategy(tree, target)
     response = agent_strategy(tree, BestResponseAgent(path=str(tables[-1])))
-    assert best_response(tree, strategy, 0)[0] == pytest.approx(profile_value(tree, response, strategy), abs=1e-5)
-    assert best_response(tree, strategy, 1)[0] == pytest.approx(-profile_value(tree, strategy, response), abs=1e-5)
+    assert best_response(tree, strategy, 0)[0] == pytest.approx(profile_value(tree, response, strategy),
+                                                                abs=1e-5)
+    assert best_response(tree, strategy, 1)[0] == pytest.approx(-profile_value(tree, strategy, response),
+                                                                abs=1e-5)
 
     state = read_checkpoint_state(sorted((run_dir / "checkpoints").glob("*.json"))[-1])
     assert [b["path"] for b in state["pool"]["best_responses"]] == [p.name for p in tables]

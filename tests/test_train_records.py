@@ -53,7 +53,8 @@ def test_a_run_killed_after_an_evaluation_past_its_checkpoint_resumes_with_a_cle
     # Evaluate every rollout and checkpoint every third, so that evaluations land after the
     # newest checkpoint; snapshots every rollout with keep=2, so the pool turns over between
     # checkpoints and an old checkpoint's snapshots would be gone without retention.
-    sets = ["--set", f"run.out_dir={tmp_path}", "--set", "eval.every=256", "--set", "run.checkpoint_every=768",
+    sets = ["--set", f"run.out_dir={tmp_path}", "--set", "eval.every=256",
+            "--set", "run.checkpoint_every=768",
             "--set", "opponents.self_play.every=256", "--set", "run.total_timesteps=1792"]
     process = subprocess.Popen(train_cli("--config", str(SMOKE), *sets), cwd=REPO,
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
@@ -190,8 +191,8 @@ def test_a_run_without_a_checkpoint_says_it_cannot_resume(tmp_path, capsys):
 @pytest.mark.parametrize("args", [[], ["--config", str(SMOKE), "--seed", "x"], ["--bogus"],
                                   ["--resume", "somewhere", "--config", str(SMOKE)],
                                   ["--config", str(SMOKE), "--set", "ppo.n_steps=many"],
-                                  ["--resume", "nowhere"]], ids=["nothing", "seed", "unknown", "resume+config",
-                                                                 "bad-set", "no-run"])
+                                  ["--resume", "nowhere"]],
+                         ids=["nothing", "seed", "unknown", "resume+config", "bad-set", "no-run"])
 def test_usage_errors_exit_2_with_one_line(args):
     out = subprocess.run([sys.executable, str(REPO / "train" / "ppo.py"), *args], cwd=REPO,
                          capture_output=True, text=True, timeout=60)
@@ -208,5 +209,6 @@ def test_env_keyword_typos_name_the_env_arguments_and_the_rules_fields():
     message = str(excinfo.value)
     assert "num_player (did you mean num_players?)" in message
     assert "arguments are num_players, render_mode" in message and "rules fields are name" in message
-    with pytest.raises(ValueError, match=r"learner_sat \(did you mean learner_seat\?\).*learner_seat.*bring_in"):
+    with pytest.raises(ValueError,
+                       match=r"learner_sat \(did you mean learner_seat\?\).*learner_seat.*bring_in"):
         SingleAgentEnv("soko", learner_sat=0)

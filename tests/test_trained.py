@@ -105,7 +105,8 @@ def test_numpy_and_torch_forward_passes_agree(mlp):
     slow._actor = TorchActor(model.policy)
     assert isinstance(fast.actor, NumpyActor)
     for obs, mask in spots(400, seed=1):
-        np.testing.assert_allclose(fast.probabilities(obs, mask), slow.probabilities(obs, mask), atol=1e-5, rtol=0)
+        np.testing.assert_allclose(fast.probabilities(obs, mask), slow.probabilities(obs, mask),
+                                   atol=1e-5, rtol=0)
         assert fast.choose(obs, mask) == slow.choose(obs, mask)
 
 
@@ -157,7 +158,8 @@ def test_policy_is_what_act_draws_from(mlp):
             seat, mask = game.current_player, action_mask(game)
             view = game.view(seat)
             obs = encoder.encode(game, seat)
-            np.testing.assert_allclose(sampled.policy(view, mask), sampled.probabilities(obs, mask), atol=1e-12)
+            np.testing.assert_allclose(sampled.policy(view, mask), sampled.probabilities(obs, mask),
+                                       atol=1e-12)
             one_hot = greedy.policy(view, mask)
             assert one_hot.sum() == 1 and one_hot[greedy.act(view, mask)] == 1
             apply_action(game, random_action(mask, rng))
