@@ -53,7 +53,8 @@ def pinned_setup(preset: str, betting: str, n: int, queens_wild: bool):
     overrides = {"betting": betting}
     if queens_wild:
         overrides["queens_wild"] = True
-    seed = int.from_bytes(hashlib.sha256(key(preset, betting, n, queens_wild).encode()).digest()[:8], "little")
+    seed = int.from_bytes(hashlib.sha256(key(preset, betting, n, queens_wild).encode()).digest()[:8],
+                          "little")
     return get_rules(preset, **overrides), np.random.default_rng(seed)
 
 
@@ -134,7 +135,8 @@ def test_a_new_piece_is_one_declaration():
     assert wider.layout.size == plain.layout.size + m
     for game in play_random_hand(rules, 3, seed=5):
         for seat in range(3):
-            new, old = wider.layout.unpack(wider.encode(game, seat)), plain.layout.unpack(plain.encode(game, seat))
+            new, old = (wider.layout.unpack(wider.encode(game, seat)),
+                        plain.layout.unpack(plain.encode(game, seat)))
             assert new.pop("bring_in").tolist() == [float(r < 3 and (seat + r) % 3 == game.bring_in_seat)
                                                     for r in range(m)]
             assert {k: v.tolist() for k, v in new.items()} == {k: v.tolist() for k, v in old.items()}
@@ -221,101 +223,175 @@ DIGESTS: dict[str, str] = {
     'follow_the_bitch/fixed_limit/5p': 'cc66d4d163e4048e7202317d6d4f69097721b6ecd16aafdedc63442cf4628a52',
     'follow_the_bitch/fixed_limit/6p': 'fdca9e41392e62e20576ee04bf12a47349411e08d2b2748a8ea3a60642ca3e56',
     'follow_the_bitch/fixed_limit/7p': '25d770ea752bd47c48e9dbace54b6e2dfe73aa071bc748be008617449d577b7b',
-    'follow_the_bitch/fixed_limit/2p/queens_wild': '368ce534ac24068f0653adb4e98f54c6bd48dc7a05352523bd185bc59521633e',
-    'follow_the_bitch/fixed_limit/3p/queens_wild': 'e8f1ded2c54554b1199a6448f919746d5f028378229ec14f530ee8a771fa8d9e',
-    'follow_the_bitch/fixed_limit/4p/queens_wild': 'f271c650cf56be78e1c87bcb5b7eef3d4a9ee24f4ee370b97c7945f000f3f66d',
-    'follow_the_bitch/fixed_limit/5p/queens_wild': '13e10e9fcd3a491e3eb867cfa173c059570346c803546f579ea73a4f81e50798',
-    'follow_the_bitch/fixed_limit/6p/queens_wild': 'e92fd17dfe431c118837f17fa6505c42055c6510e67656affbdbae0f8142e867',
-    'follow_the_bitch/fixed_limit/7p/queens_wild': '9a66a09fad026a05a063b2e97f7c97487b3f8c8de29bfb4fa5bc9fabb3012586',
+    'follow_the_bitch/fixed_limit/2p/queens_wild':
+        '368ce534ac24068f0653adb4e98f54c6bd48dc7a05352523bd185bc59521633e',
+    'follow_the_bitch/fixed_limit/3p/queens_wild':
+        'e8f1ded2c54554b1199a6448f919746d5f028378229ec14f530ee8a771fa8d9e',
+    'follow_the_bitch/fixed_limit/4p/queens_wild':
+        'f271c650cf56be78e1c87bcb5b7eef3d4a9ee24f4ee370b97c7945f000f3f66d',
+    'follow_the_bitch/fixed_limit/5p/queens_wild':
+        '13e10e9fcd3a491e3eb867cfa173c059570346c803546f579ea73a4f81e50798',
+    'follow_the_bitch/fixed_limit/6p/queens_wild':
+        'e92fd17dfe431c118837f17fa6505c42055c6510e67656affbdbae0f8142e867',
+    'follow_the_bitch/fixed_limit/7p/queens_wild':
+        '9a66a09fad026a05a063b2e97f7c97487b3f8c8de29bfb4fa5bc9fabb3012586',
     'follow_the_bitch/spread_limit/2p': 'c44b3aeb1ef7fe963dbbd616f30f9f3062d7f96d72a753c5bf55f4eb9ecdc180',
     'follow_the_bitch/spread_limit/3p': '8f45d5f0de1584c5fc2730eb1df08a89aeb3afb050b9621ce2bdc71b82e547be',
     'follow_the_bitch/spread_limit/4p': 'a5c3652abda459bc3d06c77ddb55001f1d885446f3ac7c4e8efdd0f03f1f1cbd',
     'follow_the_bitch/spread_limit/5p': 'f51c438943c77edea18b8b57e8bb83f97da059b69030fe43856b29d60bba9bda',
     'follow_the_bitch/spread_limit/6p': 'c6161b14de4ef263f435d954ac86be14cb7612a284b19f24017cbb91a371f154',
     'follow_the_bitch/spread_limit/7p': '53f4a40a963586c0820489d8d565a5c5d986264795f4c203eb372163a9c5b08e',
-    'follow_the_bitch/spread_limit/2p/queens_wild': 'a1c0c6dc29f18f7ad414b26b07082756d88c8bd2a96a61ae6ce9f76b6f2af9f2',
-    'follow_the_bitch/spread_limit/3p/queens_wild': '05bc1f6e368549983ffa692d26a792aa6b7e039793c589d870a1f66ac11f6c17',
-    'follow_the_bitch/spread_limit/4p/queens_wild': '52acc188c64d34851f287cd4bc8e9b713ffcea916bd2a22fa869cb52df1b58a3',
-    'follow_the_bitch/spread_limit/5p/queens_wild': '697fafd17173b2dea3e7db397c749cf52b6e33ecbf70a933a8e89afa024becab',
-    'follow_the_bitch/spread_limit/6p/queens_wild': '04fe4a19b215bceed54189bb7aed294d4fd1c808e7f02b68564a3100bf98cee5',
-    'follow_the_bitch/spread_limit/7p/queens_wild': '0faa3c2dfb61a36809d80b5edeca06573eff91a0d1fe8c8d4afcb9187977af5f',
+    'follow_the_bitch/spread_limit/2p/queens_wild':
+        'a1c0c6dc29f18f7ad414b26b07082756d88c8bd2a96a61ae6ce9f76b6f2af9f2',
+    'follow_the_bitch/spread_limit/3p/queens_wild':
+        '05bc1f6e368549983ffa692d26a792aa6b7e039793c589d870a1f66ac11f6c17',
+    'follow_the_bitch/spread_limit/4p/queens_wild':
+        '52acc188c64d34851f287cd4bc8e9b713ffcea916bd2a22fa869cb52df1b58a3',
+    'follow_the_bitch/spread_limit/5p/queens_wild':
+        '697fafd17173b2dea3e7db397c749cf52b6e33ecbf70a933a8e89afa024becab',
+    'follow_the_bitch/spread_limit/6p/queens_wild':
+        '04fe4a19b215bceed54189bb7aed294d4fd1c808e7f02b68564a3100bf98cee5',
+    'follow_the_bitch/spread_limit/7p/queens_wild':
+        '0faa3c2dfb61a36809d80b5edeca06573eff91a0d1fe8c8d4afcb9187977af5f',
     'follow_the_bitch/pot_limit/2p': '411b54c2b6020ddbc475ce8bcd5a88511a916f3f415207741541e389feb36c7f',
     'follow_the_bitch/pot_limit/3p': '0fb05b21654804757dddd3d60a88e2b713315b84f0e46eca6306586b442ebc08',
     'follow_the_bitch/pot_limit/4p': '82a064c2fe2e5501e24c35810790b5b85bc8212e862898d40091cccb76f823c2',
     'follow_the_bitch/pot_limit/5p': '298094e4e50412b3eb8d1a6407f7b3b239495f7597f084cf7fda976c860cd499',
     'follow_the_bitch/pot_limit/6p': '0d63e4a40c59815c0245523ae3b9584b685ae7e80c09429b4b57f7a5e53d58ab',
     'follow_the_bitch/pot_limit/7p': '20de8383d21c4e39c81779284b33f21af6f9933aeac54591944911dd828e20fd',
-    'follow_the_bitch/pot_limit/2p/queens_wild': '53f636805cd85f9514027de3952654a4ab53dd614f49c1295d95b72b3a03dc5b',
-    'follow_the_bitch/pot_limit/3p/queens_wild': '63ee4e3acb49b03d5cfd42d875b71a780bdecc582751c95597219440bf73a05d',
-    'follow_the_bitch/pot_limit/4p/queens_wild': 'a224c9dc6c5e5a2f5a9da93017ab4a3ed92ca9699751675d69174b8467a41f6d',
-    'follow_the_bitch/pot_limit/5p/queens_wild': '9531a22bdd1e6244c7073c575dc4880cc524acc0ebb6d66071c6b320992c85c8',
-    'follow_the_bitch/pot_limit/6p/queens_wild': '78996a40f2435a03e87cebdc867076297d1522151081da7122113e281edf5156',
-    'follow_the_bitch/pot_limit/7p/queens_wild': '8c671b0302e492a27b976330122e6999f77440c5cb6c5dbf73483827d03959d3',
+    'follow_the_bitch/pot_limit/2p/queens_wild':
+        '53f636805cd85f9514027de3952654a4ab53dd614f49c1295d95b72b3a03dc5b',
+    'follow_the_bitch/pot_limit/3p/queens_wild':
+        '63ee4e3acb49b03d5cfd42d875b71a780bdecc582751c95597219440bf73a05d',
+    'follow_the_bitch/pot_limit/4p/queens_wild':
+        'a224c9dc6c5e5a2f5a9da93017ab4a3ed92ca9699751675d69174b8467a41f6d',
+    'follow_the_bitch/pot_limit/5p/queens_wild':
+        '9531a22bdd1e6244c7073c575dc4880cc524acc0ebb6d66071c6b320992c85c8',
+    'follow_the_bitch/pot_limit/6p/queens_wild':
+        '78996a40f2435a03e87cebdc867076297d1522151081da7122113e281edf5156',
+    'follow_the_bitch/pot_limit/7p/queens_wild':
+        '8c671b0302e492a27b976330122e6999f77440c5cb6c5dbf73483827d03959d3',
     'follow_the_bitch/no_limit/2p': '78d83741659fe4d1d3dd57a00d5ed0e672a3b098528b93b97666a0f0d394fc61',
     'follow_the_bitch/no_limit/3p': '3e325831cea9490edc13aec19c53373c08ef0e7144e43286ee239c081fd68066',
     'follow_the_bitch/no_limit/4p': '2df8bc5446b50aed10d182f4e3593893803277f93379f19ce8e726fe56f40d3e',
     'follow_the_bitch/no_limit/5p': 'eaad997d6061d2d6e9bc11ca3f66c265a0e6da4966b3b19c76f12dbfada8a580',
     'follow_the_bitch/no_limit/6p': 'a4e8fcbd8fd8bf689827e05a20f8c8231439f6f2a15cc0d65c0e4872c941502d',
     'follow_the_bitch/no_limit/7p': '9e67b3786154ec64add1599e4070b3c7272a05eaa85efe0b8670a1f0f1a67b9c',
-    'follow_the_bitch/no_limit/2p/queens_wild': 'abc8f10063fd93a771c6d0fdfd9be3c726d8707b28c192fb2f7e94b4dcf2d86d',
-    'follow_the_bitch/no_limit/3p/queens_wild': '055377fd61a4b5b5c965745ab8e9282918f57f3d4dc0a686929676d22baf2fe1',
-    'follow_the_bitch/no_limit/4p/queens_wild': 'ac44eb01fb3ee859ab0bc0223be19274baa46eb2899d22efed666fbefc01ea12',
-    'follow_the_bitch/no_limit/5p/queens_wild': '183a56d6e7925e342a722315431e00bf0ae9c99b806b1b5c0c5c8fd2007a1b24',
-    'follow_the_bitch/no_limit/6p/queens_wild': '3210967e4bb0e72903e8ac3645631612e639d17494080034b7983b01c3ab5862',
-    'follow_the_bitch/no_limit/7p/queens_wild': '852ecb85cd8129745600bac5a454ec9849b8d0dc6a83b00227c711df7908d1ee',
-    'follow_the_bitch_low_chicago/fixed_limit/2p': '7d13423a7877792337fcb57a59c73b140528b3a6641cce4b1920b349ab0776c8',
-    'follow_the_bitch_low_chicago/fixed_limit/3p': 'f099ffcf0c313b3c4c3c23fc7f63641c2c124f733415921698a7c82d61bbb246',
-    'follow_the_bitch_low_chicago/fixed_limit/4p': 'f3d23a6acdee7b8549da29adc6cd8e1388e3ff4bac3227b15087936bbf26a068',
-    'follow_the_bitch_low_chicago/fixed_limit/5p': '3c4a3b1f8b82fac9ced1824393a1ccfa60a73cb31c10795e45b29e738fdc56e7',
-    'follow_the_bitch_low_chicago/fixed_limit/6p': 'db889a04bae67913e24d7c7e04359e32b0e2552e6c93886b51b7cbdb594b9ac4',
-    'follow_the_bitch_low_chicago/fixed_limit/7p': '7f6b16df76d273f2706a96505e5698b8b0acbc584dce5b9d971e02a428ac9c68',
-    'follow_the_bitch_low_chicago/fixed_limit/2p/queens_wild': '287ee4a7eb66da05deea16bcb9c8bbb18cf3dbb9cc6d82e3dfa6475e9dcb6952',
-    'follow_the_bitch_low_chicago/fixed_limit/3p/queens_wild': '1f8d76c70e82090610fa5771f26c820afa6c680dc47d07eb64c77abb44dad0c5',
-    'follow_the_bitch_low_chicago/fixed_limit/4p/queens_wild': '683b9af2e9ebe35515947dee66357e5ec29439fdaf83b4b78ddff3c479a2aeff',
-    'follow_the_bitch_low_chicago/fixed_limit/5p/queens_wild': '2b68103351c72b92912a8bb0a8b701ec9560a6ae21d5e0400038dee77522f456',
-    'follow_the_bitch_low_chicago/fixed_limit/6p/queens_wild': '7854e4e3053d6bbd5131065751995a2e84d121fd0f519b5f8eceeba240319650',
-    'follow_the_bitch_low_chicago/fixed_limit/7p/queens_wild': '585534490a506bcbef7b0c83a2e8acc929be7efc07454cfe08749b698964cc81',
-    'follow_the_bitch_low_chicago/spread_limit/2p': '001888f08731649a012bd3552ffcf515baca723778d3ebd43a1ae02709c9859e',
-    'follow_the_bitch_low_chicago/spread_limit/3p': '482d20f536aec2b612b2899721040f2c52c9675bbb6e780f3b018a6cd68b8ee7',
-    'follow_the_bitch_low_chicago/spread_limit/4p': 'd7a1efbbfaf526e91835b2de7e349a87078c9a6f9c2ad59c9665fa41be3256a1',
-    'follow_the_bitch_low_chicago/spread_limit/5p': '14d40e3190e624b5aa0cc5f6a62b95e9a5abef03a27b532e42257dd8e6307723',
-    'follow_the_bitch_low_chicago/spread_limit/6p': '50ce798e3876d83bb4ca57fd74622bed3bc02c2892a2cd5ba5aea65075cadcbe',
-    'follow_the_bitch_low_chicago/spread_limit/7p': '0704896e9610ae728bf4c3a0fda6caf9ee948ac9e077508266d61d7febbc2956',
-    'follow_the_bitch_low_chicago/spread_limit/2p/queens_wild': '806ecb87a9633232de5acd80dc682919f29da679ba0778aee065cd0678e4e216',
-    'follow_the_bitch_low_chicago/spread_limit/3p/queens_wild': '20c152748ccb77d8e6f6830a20921427f4d32e219582d1e988d4e869b3eda2b3',
-    'follow_the_bitch_low_chicago/spread_limit/4p/queens_wild': '82e36df3ef21e755458ca79a76f4d8f785df1e6ea3515d5ab1d36b74863e4173',
-    'follow_the_bitch_low_chicago/spread_limit/5p/queens_wild': '6246370f089c6edcf2f247c678f540d18a86c2530bc606cd2bf485b97a2791bb',
-    'follow_the_bitch_low_chicago/spread_limit/6p/queens_wild': '3a725dcbe2d9484484e98e07a09047a4f5349782070ed34b7c07ef42867cd7d0',
-    'follow_the_bitch_low_chicago/spread_limit/7p/queens_wild': 'f740bba05d2d355ead13d8dda5d55d0f4280b75d18b488323414a1aff7ffdad2',
-    'follow_the_bitch_low_chicago/pot_limit/2p': 'f11ca3edc95862cb27b960c838a960cdfd63bc20650d77ad9e388ed259a49f8a',
-    'follow_the_bitch_low_chicago/pot_limit/3p': '1e06ba5e570cc844d80fba8cef0b13469a7eee328fd5209f0679ee634bec5f87',
-    'follow_the_bitch_low_chicago/pot_limit/4p': '28def35a3db254ffbc3dc7588e3c94eb6b698707689e10340ec6a9465d49c25d',
-    'follow_the_bitch_low_chicago/pot_limit/5p': 'beb3be3e1876d063ab366be8c38877fa68ff401308b9b02cb3a33ccc79ad849c',
-    'follow_the_bitch_low_chicago/pot_limit/6p': 'be3a568490fec2e18b267d948c0a578ecbba85931ee68be826f0eaac9e206117',
-    'follow_the_bitch_low_chicago/pot_limit/7p': 'e088680ae9685ef209633ba8b3b66f986f05307aad410b0aa878f4a1ee94565f',
-    'follow_the_bitch_low_chicago/pot_limit/2p/queens_wild': '6c100718755636412041d3e030688fa73185b4f9cc5d47a771ed2880a749a4e8',
-    'follow_the_bitch_low_chicago/pot_limit/3p/queens_wild': '85b89c2b4acd252eb457d63c3c68d66fd6e8fa4bf401e239cc7d42ea3aa98070',
-    'follow_the_bitch_low_chicago/pot_limit/4p/queens_wild': 'ba2005fa3065c4650cc08e5f26741f9651ccabeb445edef89cafff249f582913',
-    'follow_the_bitch_low_chicago/pot_limit/5p/queens_wild': 'd7af92571ccb7d6deb1f9cffdcc864db2ef1a391570ea84370d4062b72026dfb',
-    'follow_the_bitch_low_chicago/pot_limit/6p/queens_wild': 'e75d047876d32e3491ddfc144f03e9a0d93e360976d064b109a32dc7e4c8fb8a',
-    'follow_the_bitch_low_chicago/pot_limit/7p/queens_wild': '2035eb19ac896bef620346e80f1c0d2dd9064f5d99133187d5c1ac4a5223ca5a',
-    'follow_the_bitch_low_chicago/no_limit/2p': '315acab0c7dbb3d47cdf21fc369b4adc1ae3769edb3148942ccd6c56bb642ea9',
-    'follow_the_bitch_low_chicago/no_limit/3p': '71130d3acb4df2b691dbcefac9dd42dcc7c2744e99e62a89dd843dbc64236cdc',
-    'follow_the_bitch_low_chicago/no_limit/4p': '08f3935876b9708d7c35dd157fe84455322a642a48448e6b354bc2a89149b052',
-    'follow_the_bitch_low_chicago/no_limit/5p': '4ca6cce4184b99b803c7d1b8f4e4caed00d4ef7c86d139a4ae7cc28cee1a7e40',
-    'follow_the_bitch_low_chicago/no_limit/6p': '2d1c90f7752310291c7d0863c42316031b4e61d7c35213c7181cf1b05fb6e04d',
-    'follow_the_bitch_low_chicago/no_limit/7p': '3d9ccdfb34b21c657748227e68f54ecf88566c336bc9a61b2872d7538f6cb19a',
-    'follow_the_bitch_low_chicago/no_limit/2p/queens_wild': '9a7cdce0b51d9a238a8750a7df7eba41c9d4844615d09be86dcd5b6b5931afe2',
-    'follow_the_bitch_low_chicago/no_limit/3p/queens_wild': 'a7fceec1230e1755286d4142d1cd55fdf02a4e9eb7ad8e27fb2fd515422db506',
-    'follow_the_bitch_low_chicago/no_limit/4p/queens_wild': '7defd1ad0d8ea933f0a979d6c77d27ced7ae21c963ed4ebe3d3cf9e949b9fbd9',
-    'follow_the_bitch_low_chicago/no_limit/5p/queens_wild': '72f9931b717b526c32cff5e56dbdf3a4170a68d70a4a943a768db0a21566e0f6',
-    'follow_the_bitch_low_chicago/no_limit/6p/queens_wild': '667b315c9ceca965c9c35ce12df7cf3e85e9113c63dd56ba46837599ce47714a',
-    'follow_the_bitch_low_chicago/no_limit/7p/queens_wild': '14633afc2865519d4e2b206c4ed3582cbc7ee48412524604b4fb595934599948',
+    'follow_the_bitch/no_limit/2p/queens_wild':
+        'abc8f10063fd93a771c6d0fdfd9be3c726d8707b28c192fb2f7e94b4dcf2d86d',
+    'follow_the_bitch/no_limit/3p/queens_wild':
+        '055377fd61a4b5b5c965745ab8e9282918f57f3d4dc0a686929676d22baf2fe1',
+    'follow_the_bitch/no_limit/4p/queens_wild':
+        'ac44eb01fb3ee859ab0bc0223be19274baa46eb2899d22efed666fbefc01ea12',
+    'follow_the_bitch/no_limit/5p/queens_wild':
+        '183a56d6e7925e342a722315431e00bf0ae9c99b806b1b5c0c5c8fd2007a1b24',
+    'follow_the_bitch/no_limit/6p/queens_wild':
+        '3210967e4bb0e72903e8ac3645631612e639d17494080034b7983b01c3ab5862',
+    'follow_the_bitch/no_limit/7p/queens_wild':
+        '852ecb85cd8129745600bac5a454ec9849b8d0dc6a83b00227c711df7908d1ee',
+    'follow_the_bitch_low_chicago/fixed_limit/2p':
+        '7d13423a7877792337fcb57a59c73b140528b3a6641cce4b1920b349ab0776c8',
+    'follow_the_bitch_low_chicago/fixed_limit/3p':
+        'f099ffcf0c313b3c4c3c23fc7f63641c2c124f733415921698a7c82d61bbb246',
+    'follow_the_bitch_low_chicago/fixed_limit/4p':
+        'f3d23a6acdee7b8549da29adc6cd8e1388e3ff4bac3227b15087936bbf26a068',
+    'follow_the_bitch_low_chicago/fixed_limit/5p':
+        '3c4a3b1f8b82fac9ced1824393a1ccfa60a73cb31c10795e45b29e738fdc56e7',
+    'follow_the_bitch_low_chicago/fixed_limit/6p':
+        'db889a04bae67913e24d7c7e04359e32b0e2552e6c93886b51b7cbdb594b9ac4',
+    'follow_the_bitch_low_chicago/fixed_limit/7p':
+        '7f6b16df76d273f2706a96505e5698b8b0acbc584dce5b9d971e02a428ac9c68',
+    'follow_the_bitch_low_chicago/fixed_limit/2p/queens_wild':
+        '287ee4a7eb66da05deea16bcb9c8bbb18cf3dbb9cc6d82e3dfa6475e9dcb6952',
+    'follow_the_bitch_low_chicago/fixed_limit/3p/queens_wild':
+        '1f8d76c70e82090610fa5771f26c820afa6c680dc47d07eb64c77abb44dad0c5',
+    'follow_the_bitch_low_chicago/fixed_limit/4p/queens_wild':
+        '683b9af2e9ebe35515947dee66357e5ec29439fdaf83b4b78ddff3c479a2aeff',
+    'follow_the_bitch_low_chicago/fixed_limit/5p/queens_wild':
+        '2b68103351c72b92912a8bb0a8b701ec9560a6ae21d5e0400038dee77522f456',
+    'follow_the_bitch_low_chicago/fixed_limit/6p/queens_wild':
+        '7854e4e3053d6bbd5131065751995a2e84d121fd0f519b5f8eceeba240319650',
+    'follow_the_bitch_low_chicago/fixed_limit/7p/queens_wild':
+        '585534490a506bcbef7b0c83a2e8acc929be7efc07454cfe08749b698964cc81',
+    'follow_the_bitch_low_chicago/spread_limit/2p':
+        '001888f08731649a012bd3552ffcf515baca723778d3ebd43a1ae02709c9859e',
+    'follow_the_bitch_low_chicago/spread_limit/3p':
+        '482d20f536aec2b612b2899721040f2c52c9675bbb6e780f3b018a6cd68b8ee7',
+    'follow_the_bitch_low_chicago/spread_limit/4p':
+        'd7a1efbbfaf526e91835b2de7e349a87078c9a6f9c2ad59c9665fa41be3256a1',
+    'follow_the_bitch_low_chicago/spread_limit/5p':
+        '14d40e3190e624b5aa0cc5f6a62b95e9a5abef03a27b532e42257dd8e6307723',
+    'follow_the_bitch_low_chicago/spread_limit/6p':
+        '50ce798e3876d83bb4ca57fd74622bed3bc02c2892a2cd5ba5aea65075cadcbe',
+    'follow_the_bitch_low_chicago/spread_limit/7p':
+        '0704896e9610ae728bf4c3a0fda6caf9ee948ac9e077508266d61d7febbc2956',
+    'follow_the_bitch_low_chicago/spread_limit/2p/queens_wild':
+        '806ecb87a9633232de5acd80dc682919f29da679ba0778aee065cd0678e4e216',
+    'follow_the_bitch_low_chicago/spread_limit/3p/queens_wild':
+        '20c152748ccb77d8e6f6830a20921427f4d32e219582d1e988d4e869b3eda2b3',
+    'follow_the_bitch_low_chicago/spread_limit/4p/queens_wild':
+        '82e36df3ef21e755458ca79a76f4d8f785df1e6ea3515d5ab1d36b74863e4173',
+    'follow_the_bitch_low_chicago/spread_limit/5p/queens_wild':
+        '6246370f089c6edcf2f247c678f540d18a86c2530bc606cd2bf485b97a2791bb',
+    'follow_the_bitch_low_chicago/spread_limit/6p/queens_wild':
+        '3a725dcbe2d9484484e98e07a09047a4f5349782070ed34b7c07ef42867cd7d0',
+    'follow_the_bitch_low_chicago/spread_limit/7p/queens_wild':
+        'f740bba05d2d355ead13d8dda5d55d0f4280b75d18b488323414a1aff7ffdad2',
+    'follow_the_bitch_low_chicago/pot_limit/2p':
+        'f11ca3edc95862cb27b960c838a960cdfd63bc20650d77ad9e388ed259a49f8a',
+    'follow_the_bitch_low_chicago/pot_limit/3p':
+        '1e06ba5e570cc844d80fba8cef0b13469a7eee328fd5209f0679ee634bec5f87',
+    'follow_the_bitch_low_chicago/pot_limit/4p':
+        '28def35a3db254ffbc3dc7588e3c94eb6b698707689e10340ec6a9465d49c25d',
+    'follow_the_bitch_low_chicago/pot_limit/5p':
+        'beb3be3e1876d063ab366be8c38877fa68ff401308b9b02cb3a33ccc79ad849c',
+    'follow_the_bitch_low_chicago/pot_limit/6p':
+        'be3a568490fec2e18b267d948c0a578ecbba85931ee68be826f0eaac9e206117',
+    'follow_the_bitch_low_chicago/pot_limit/7p':
+        'e088680ae9685ef209633ba8b3b66f986f05307aad410b0aa878f4a1ee94565f',
+    'follow_the_bitch_low_chicago/pot_limit/2p/queens_wild':
+        '6c100718755636412041d3e030688fa73185b4f9cc5d47a771ed2880a749a4e8',
+    'follow_the_bitch_low_chicago/pot_limit/3p/queens_wild':
+        '85b89c2b4acd252eb457d63c3c68d66fd6e8fa4bf401e239cc7d42ea3aa98070',
+    'follow_the_bitch_low_chicago/pot_limit/4p/queens_wild':
+        'ba2005fa3065c4650cc08e5f26741f9651ccabeb445edef89cafff249f582913',
+    'follow_the_bitch_low_chicago/pot_limit/5p/queens_wild':
+        'd7af92571ccb7d6deb1f9cffdcc864db2ef1a391570ea84370d4062b72026dfb',
+    'follow_the_bitch_low_chicago/pot_limit/6p/queens_wild':
+        'e75d047876d32e3491ddfc144f03e9a0d93e360976d064b109a32dc7e4c8fb8a',
+    'follow_the_bitch_low_chicago/pot_limit/7p/queens_wild':
+        '2035eb19ac896bef620346e80f1c0d2dd9064f5d99133187d5c1ac4a5223ca5a',
+    'follow_the_bitch_low_chicago/no_limit/2p':
+        '315acab0c7dbb3d47cdf21fc369b4adc1ae3769edb3148942ccd6c56bb642ea9',
+    'follow_the_bitch_low_chicago/no_limit/3p':
+        '71130d3acb4df2b691dbcefac9dd42dcc7c2744e99e62a89dd843dbc64236cdc',
+    'follow_the_bitch_low_chicago/no_limit/4p':
+        '08f3935876b9708d7c35dd157fe84455322a642a48448e6b354bc2a89149b052',
+    'follow_the_bitch_low_chicago/no_limit/5p':
+        '4ca6cce4184b99b803c7d1b8f4e4caed00d4ef7c86d139a4ae7cc28cee1a7e40',
+    'follow_the_bitch_low_chicago/no_limit/6p':
+        '2d1c90f7752310291c7d0863c42316031b4e61d7c35213c7181cf1b05fb6e04d',
+    'follow_the_bitch_low_chicago/no_limit/7p':
+        '3d9ccdfb34b21c657748227e68f54ecf88566c336bc9a61b2872d7538f6cb19a',
+    'follow_the_bitch_low_chicago/no_limit/2p/queens_wild':
+        '9a7cdce0b51d9a238a8750a7df7eba41c9d4844615d09be86dcd5b6b5931afe2',
+    'follow_the_bitch_low_chicago/no_limit/3p/queens_wild':
+        'a7fceec1230e1755286d4142d1cd55fdf02a4e9eb7ad8e27fb2fd515422db506',
+    'follow_the_bitch_low_chicago/no_limit/4p/queens_wild':
+        '7defd1ad0d8ea933f0a979d6c77d27ced7ae21c963ed4ebe3d3cf9e949b9fbd9',
+    'follow_the_bitch_low_chicago/no_limit/5p/queens_wild':
+        '72f9931b717b526c32cff5e56dbdf3a4170a68d70a4a943a768db0a21566e0f6',
+    'follow_the_bitch_low_chicago/no_limit/6p/queens_wild':
+        '667b315c9ceca965c9c35ce12df7cf3e85e9113c63dd56ba46837599ce47714a',
+    'follow_the_bitch_low_chicago/no_limit/7p/queens_wild':
+        '14633afc2865519d4e2b206c4ed3582cbc7ee48412524604b4fb595934599948',
 }
 
 
 if __name__ == "__main__":
     print("DIGESTS: dict[str, str] = {")
     for c in configurations():
-        print(f"    {key(*c)!r}: {digest(*c)!r},")
+        entry = f"    {key(*c)!r}: {digest(*c)!r},"
+        # An entry longer than ruff's line length goes on two lines, as in the table above.
+        print(entry if len(entry) <= 110 else entry.replace(": ", ":\n        ", 1))
     print("}")
