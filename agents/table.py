@@ -5,8 +5,8 @@ strategies in this format; ``cfr:PATH`` (a CFR+ average strategy) and ``br:PATH`
 response, one action per information set) load them.
 
 **Format** (one ``.npz``). ``meta``: JSON with the rules (``game`` preset name and
-``rules``, the fields changed from it), ``seqs`` (every betting node as its list of action ids from the start of the
-hand), ``legal`` (the legal action ids at each node), ``round`` (0 or 1) and ``kind``
+``rules``, the fields changed from it), ``seqs`` (every betting node as its list of action ids
+from the start of the hand), ``legal`` (the legal action ids at each node), ``round`` (0 or 1) and ``kind``
 (``"probabilities"`` or ``"actions"``). Per node ``i`` an array ``n{i}`` indexed by
 ``[public cards, own face-down card]``: ``(.., .., len(legal))`` probabilities, or the index of
 the chosen action in ``legal`` (int8, -1 where the table says nothing).
@@ -135,7 +135,8 @@ class TableAgent(Agent):
             out[legal[max(int(entry), 0)]] = 1.0
         if np.any(out[np.asarray(action_mask) == 0] > 0):
             raise ValueError(f"{self.path}: the table's actions {legal} at node "
-                             f"{self.meta['seqs'][node]} are not the legal ones {np.flatnonzero(action_mask)}")
+                             f"{self.meta['seqs'][node]} are not the legal ones "
+                             f"{np.flatnonzero(action_mask)}")
         return out
 
     def act(self, view: PlayerView, action_mask: np.ndarray) -> int:

@@ -56,7 +56,8 @@ class Node:
     round: int
     role: int                      # 0: the round's opener acts, 1: the other seat
     legal: tuple[int, ...]
-    children: list = field(default_factory=list)   # per legal action: ("node", i) / ("fold", j) / ("showdown", j) / ("next", i)
+    # per legal action: ("node", i) / ("fold", j) / ("showdown", j) / ("next", i)
+    children: list = field(default_factory=list)
 
 
 @dataclass
@@ -80,7 +81,8 @@ class Tree:
         # Per seat: sign(my value - the other's) by (public, my hole rank, its hole rank).
         self.signs = (self.showdown_sign.astype(DTYPE), -self.showdown_sign.transpose(0, 2, 1).astype(DTYPE))
         diagonal = np.repeat(np.diagonal(self.showdown_sign, axis1=1, axis2=2), 4, axis=1).astype(DTYPE)
-        self.self_signs = (diagonal, -diagonal)   # (n_pub, C): the sign when both hold cards of my card's rank
+        # (n_pub, C): the sign when both hold cards of my card's rank
+        self.self_signs = (diagonal, -diagonal)
 
     @property
     def size(self) -> int:

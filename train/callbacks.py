@@ -83,8 +83,9 @@ def save_agent(model, path: Path, cfg: Config) -> Path:
     from envs.engine.rules import get_rules
 
     record = run_record(Path(path))
-    made = {"config": record.get("config", {}), "seed": cfg.run.seed, "commit": record.get("commit", "unknown"),
-            "steps": int(model.num_timesteps), "command": record.get("command", "")}
+    made = {"config": record.get("config", {}), "seed": cfg.run.seed,
+            "commit": record.get("commit", "unknown"), "steps": int(model.num_timesteps),
+            "command": record.get("command", "")}
     return save_agent_file(path, model.policy, rules=get_rules(cfg.env.game, **cfg.env.rule_overrides()),
                            features=cfg.env.observation_features, players=cfg.env.players, made=made)
 
@@ -99,7 +100,8 @@ _CKPT = re.compile(r"^ckpt_(\d+)\.zip$")
 
 def checkpoint_files(folder: Path) -> list[tuple[int, Path]]:
     """Every ``ckpt_<timesteps>.zip`` in ``folder``, newest first (whole or not)."""
-    found = [(int(m.group(1)), path) for path in Path(folder).glob("ckpt_*.zip") if (m := _CKPT.match(path.name))]
+    found = [(int(m.group(1)), path) for path in Path(folder).glob("ckpt_*.zip")
+             if (m := _CKPT.match(path.name))]
     return sorted(found, reverse=True)
 
 
@@ -222,7 +224,8 @@ class OpponentPool:
         keep = {p.name for _, p, _ in self.snapshots + self.best_responses}
         if self.checkpoint_dir is not None:
             keep |= referenced_snapshots(self.checkpoint_dir)
-        for path in [*self.snapshot_dir.glob("snapshot_*.zip"), *self.snapshot_dir.glob("snapshot_*.safetensors")]:
+        for path in [*self.snapshot_dir.glob("snapshot_*.zip"),
+                     *self.snapshot_dir.glob("snapshot_*.safetensors")]:
             if path.with_suffix(".zip").name not in keep:
                 path.unlink(missing_ok=True)
         for path in self.snapshot_dir.glob("br_*.npz"):

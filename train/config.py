@@ -21,8 +21,9 @@ ppo        MaskablePPO arguments under their own names, plus ``net_arch``, ``act
            (``auto``, ``batched``: hands on the compiled core, or ``single_agent``), ``vec_env``
            (``dummy`` or ``subproc``), ``torch_threads``
 eval       ``every`` timesteps (and at step 0 with ``at_start``) a duplicate tournament of
-           ``hands`` hands against each of ``baselines``; exploitability: ``lbr_hands``, ``exploitability`` (exact), and a
-           learned best response every ``br_every`` timesteps (``br_steps``, ``br_hands``)
+           ``hands`` hands against each of ``baselines``; exploitability: ``lbr_hands``,
+           ``exploitability`` (exact), and a learned best response every ``br_every`` timesteps
+           (``br_steps``, ``br_hands``)
 run        ``name``, ``total_timesteps``, ``checkpoint_every``, ``seed``, ``out_dir``
 ========== =====================================================================================
 
@@ -311,7 +312,8 @@ def _build(cls: type, data: dict, where: str) -> Any:
         if key not in names:
             label = f"{where}.{key}" if where else str(key)
             close = difflib.get_close_matches(str(key), names, n=1)
-            hint = f" (did you mean {close[0]}?)" if close else f"; the keys{' of ' + where if where else ''} are {', '.join(names)}"
+            of = f" of {where}" if where else ""
+            hint = f" (did you mean {close[0]}?)" if close else f"; the keys{of} are {', '.join(names)}"
             raise ConfigError(f"unknown key {label}{hint}")
     kwargs = {name: _convert(data[name], hints[name], f"{where}.{name}" if where else name)
               for name in names if name in data}
@@ -366,7 +368,8 @@ def _check(cfg: Config) -> None:
     need(0 <= sp.exact_br <= 1 - sp.weight - sp.lbr,
          f"opponents.self_play.exact_br must be from 0 to 1 - self_play.weight - self_play.lbr "
          f"({1 - sp.weight - sp.lbr:g}), not {sp.exact_br}")
-    need(sp.exact_br_keep >= 1, f"opponents.self_play.exact_br_keep must be at least 1, not {sp.exact_br_keep}")
+    need(sp.exact_br_keep >= 1,
+         f"opponents.self_play.exact_br_keep must be at least 1, not {sp.exact_br_keep}")
     if sp.exact_br > 0:
         need(sp.every > 0, "opponents.self_play.exact_br needs snapshots to respond to: set self_play.every")
         need(rules.name == "soko_mini" and cfg.env.players == 2,

@@ -29,9 +29,10 @@ ends with the weights and ``eval.csv`` of the run that never stopped, however it
 generators and the evaluation's counters (``train.rng_state``, JSON), and the run starts new
 hands there from a seed of the step whether or not it is ever resumed
 (``train.callbacks.restart_hands``). The checkpoint written when a run stops mid-rollout keeps
-the steps but not the hands under way: a resume from it goes on with new hands (it says so); the evaluations and TensorBoard points logged after that checkpoint are
-dropped, since training repeats those steps. ``--resume`` of a finished run says so and exits
-with code 0; ``--set`` with ``--resume`` changes only run length, checkpoints, ``eval.*`` and
+the steps but not the hands under way: a resume from it goes on with new hands (it says so);
+the evaluations and TensorBoard points logged after that checkpoint are dropped, since
+training repeats those steps. ``--resume`` of a finished run says so and exits with code 0;
+``--set`` with ``--resume`` changes only run length, checkpoints, ``eval.*`` and
 ``opponents.*``. A usage error or a bad config stops with one line and exit code 2.
 """
 
@@ -66,7 +67,8 @@ REPO = Path(__file__).resolve().parent.parent
 
 def _git_commit() -> str:
     try:
-        out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True, timeout=10)
+        out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True,
+                             timeout=10)
     except (OSError, subprocess.SubprocessError):
         return "unknown"
     commit = out.stdout.strip()
@@ -179,10 +181,10 @@ def main(cfg: Config, *, resume: str | Path | None = None, command: Sequence[str
     """Train as ``cfg`` says (or continue the run folder ``resume``); returns the run folder.
 
     ``run_dir``: the folder of a new run (default: :func:`new_run_dir`; it may hold only the
-    files named in ``allow_files``). ``on_evaluation(timesteps, values)``: called after each evaluation with its
-    ``eval/*`` values (a sweep reports them to Ray Tune). Resuming a finished run (its final
-    model saved and its newest checkpoint at ``run.total_timesteps`` or beyond) changes nothing
-    and raises :class:`RunFinished`.
+    files named in ``allow_files``). ``on_evaluation(timesteps, values)``: called after each
+    evaluation with its ``eval/*`` values (a sweep reports them to Ray Tune). Resuming a
+    finished run (its final model saved and its newest checkpoint at ``run.total_timesteps`` or
+    beyond) changes nothing and raises :class:`RunFinished`.
     """
     import torch
     from stable_baselines3.common.callbacks import CallbackList
@@ -227,7 +229,8 @@ def main(cfg: Config, *, resume: str | Path | None = None, command: Sequence[str
         newest = latest_checkpoint(run_dir / "checkpoints")
         if newest is None:
             raise ConfigError(f"--resume {run_dir}: no complete checkpoint in {run_dir / 'checkpoints'} "
-                              f"(the run stopped before its first one was written); start it again with --config")
+                              f"(the run stopped before its first one was written); start it again "
+                              f"with --config")
         if (run_dir / "final_model.zip").exists() and newest[1]["timesteps"] >= cfg.run.total_timesteps:
             raise RunFinished(f"the run {run_dir} is finished: {newest[1]['timesteps']} timesteps trained "
                               f"(run.total_timesteps is {cfg.run.total_timesteps}), final model "
@@ -258,8 +261,8 @@ def main(cfg: Config, *, resume: str | Path | None = None, command: Sequence[str
             pool.push()
             done_before = 0
         else:
-            model, state = _load_newest_checkpoint(run_dir / "checkpoints", lambda: _new_model(cfg, venv, seed),
-                                                   device=ppo.device)
+            model, state = _load_newest_checkpoint(run_dir / "checkpoints",
+                                                   lambda: _new_model(cfg, venv, seed), device=ppo.device)
             done_before = model.num_timesteps
             missing = pool.restore(state.get("pool", {}))
             if missing:
@@ -274,7 +277,8 @@ def main(cfg: Config, *, resume: str | Path | None = None, command: Sequence[str
                 try:
                     rng_state.restore(state["generators"])
                 except ValueError as exc:
-                    raise ConfigError(f"--resume {run_dir}: checkpoint {done_before}'s generators: {exc}") from exc
+                    raise ConfigError(f"--resume {run_dir}: checkpoint {done_before}'s generators: "
+                                      f"{exc}") from exc
             else:   # stopped mid-rollout: the steps are kept, the env's state is not
                 model.set_random_seed(hands_seed(seed, done_before))
                 model._last_obs = venv.reset()
@@ -292,8 +296,8 @@ def main(cfg: Config, *, resume: str | Path | None = None, command: Sequence[str
 
         bar = ProgressBar(cfg.run.total_timesteps, disable=not progress)
         evaluation = Evaluation(cfg, run_dir, progress=bar, on_result=on_evaluation)
-        checkpoints = Checkpoints(run_dir / "checkpoints", cfg.run.checkpoint_every, cfg.run.keep_checkpoints, pool,
-                                  seed=seed, evaluation=evaluation)
+        checkpoints = Checkpoints(run_dir / "checkpoints", cfg.run.checkpoint_every,
+                                  cfg.run.keep_checkpoints, pool, seed=seed, evaluation=evaluation)
         if resume is None:
             text = "    " + dump_config(cfg).replace("\n", "\n    ")
             model.logger.record("config", text)
@@ -312,7 +316,8 @@ def main(cfg: Config, *, resume: str | Path | None = None, command: Sequence[str
                       f"(training repeats those steps)", flush=True)
         # At each step: snapshot, then evaluation, then the checkpoint (which saves the pool), so
         # a checkpoint on disk means everything before it is recorded.
-        callbacks = [bar, PokerStats(), TimeShares(), SelfPlay(pool, cfg.opponents.self_play.every), evaluation, checkpoints]
+        callbacks = [bar, PokerStats(), TimeShares(), SelfPlay(pool, cfg.opponents.self_play.every),
+                     evaluation, checkpoints]
         if ppo.ent_schedule == "linear":
             callbacks.insert(0, EntropySchedule(ppo.ent_coef, ppo.ent_coef_end, cfg.run.total_timesteps))
 
@@ -482,7 +487,8 @@ def _report(run_dir: Path, results, timesteps: int) -> None:
 
 
 # What ``--set`` may change on ``--resume``: the rest (env, ppo, seed, names) is the checkpoint's.
-RESUME_SETTABLE = ("run.total_timesteps", "run.checkpoint_every", "run.keep_checkpoints", "eval.", "opponents.")
+RESUME_SETTABLE = ("run.total_timesteps", "run.checkpoint_every", "run.keep_checkpoints", "eval.",
+                   "opponents.")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -496,7 +502,8 @@ def parse_args(argv: Sequence[str] | None = None) -> tuple[Config, Path | None, 
     """The config a command line asks for; a bad config raises ConfigError."""
     parser = _Parser(
         prog="train/ppo.py",
-        description="Train a stud poker agent with MaskablePPO.", formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Train a stud poker agent with MaskablePPO.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog="Writes runs/<config>__s<seed>__<time>/ (config.yaml, command.txt, git_commit.txt, tb/, "
                "checkpoints/,\nfinal_model.zip, eval.csv). Watch it with: tensorboard --logdir runs\n"
                "A usage error or a bad config exits with code 2; --resume of a finished run exits with 0.")
@@ -528,9 +535,9 @@ def parse_args(argv: Sequence[str] | None = None) -> tuple[Config, Path | None, 
         for assignment in args.overrides:
             key = assignment.partition("=")[0].strip()
             if not any(key == k or (k.endswith(".") and key.startswith(k)) for k in RESUME_SETTABLE):
-                raise ConfigError(f"--set {key} cannot change on --resume (the checkpoint keeps the env, ppo "
-                                  f"and seed settings); these can: run.total_timesteps, run.checkpoint_every, "
-                                  f"run.keep_checkpoints, eval.*, opponents.*")
+                raise ConfigError(f"--set {key} cannot change on --resume (the checkpoint keeps the env, "
+                                  f"ppo and seed settings); these can: run.total_timesteps, "
+                                  f"run.checkpoint_every, run.keep_checkpoints, eval.*, opponents.*")
             apply_override(data, assignment)
         cfg = config_from_dict(data)
         for key, old, new in _changes(before, cfg):

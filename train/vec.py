@@ -97,7 +97,8 @@ class VecMaskCache(VecEnvWrapper):
         return obs, rewards, dones, infos
 
     def env_method(self, method_name: str, *method_args, indices=None, **method_kwargs) -> list[Any]:
-        if method_name == "action_masks" and not method_args and not method_kwargs and self._masks is not None:
+        if (method_name == "action_masks" and not method_args and not method_kwargs
+                and self._masks is not None):
             return [self._masks[i] for i in self._get_indices(indices)]
         return self.venv.env_method(method_name, *method_args, indices=indices, **method_kwargs)
 
