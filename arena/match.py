@@ -57,6 +57,7 @@ import numpy as np
 
 from agents.base import Agent, choose_action
 from agents.registry import bind_spec, canonical_spec, display_name, make_agent, parse_spec
+from arena.batched_play import CHUNK_SLOTS, ENGINES, unsupported
 from arena.luck import LuckCorrector, feature_count, value_columns
 from arena.luck import control as luck_control
 from arena.luck import warm_up as luck_warm_up
@@ -90,8 +91,9 @@ class _Runner:
     """Plays groups of hands for any match; one per process."""
 
     def __init__(self, rules: Rules, num_players: int, agents: dict[str, Any], *, seed: int,
-                 duplicate: bool, histories: int, luck: bool = False) -> None:
+                 duplicate: bool, histories: int, luck: bool = False, engine: str = "reference") -> None:
         self.rules = rules
+        self.engine = engine   # "reference" or "batched" (play_matches settles "auto")
         self.n = num_players
         self.agents = {name: make_agent(a) for name, a in agents.items()}
         self.seed = seed
@@ -111,18 +113,10 @@ class _Runner:
         if self.luck is not None:
             luck = np.zeros((g1 - g0, n, feature_count(self.rules)))
         stories: list[tuple[int, str, str]] = []
+        if self.engine == "batched":
+            return self._play_batched(match, agents, g0, g1), None, stories
         for g in range(g0, g1):
-            rng = np.random.default_rng(np.random.SeedSequence(self.seed, spawn_key=(match.key, g)))
-            cards = self.rules.deck  # in index order: for the 52-card deck, card i is i
-            if self.duplicate:
-                decks = [[cards[i] for i in rng.permutation(len(cards)).tolist()]] * n
-            else:
-                decks = [[cards[i] for i in rng.permutation(len(cards)).tolist()] for _ in range(n)]
-            # Duplicate: an agent draws the same random stream in every seating of a deal
-            # (common random numbers); no duplicate: a fresh stream for every hand.
-            agent_seeds = rng.integers(0, 2 ** 63, size=(n, n))
-            if self.duplicate:
-                agent_seeds[:] = agent_seeds[0]
+            decks, agent_seeds = group_deal(self.rules, n, self.seed, match.key, g, self.duplicate)
             for r in range(n):
                 # Rotation r: the agent at table position i sits in seat (i + r) % n.
                 seating = [None] * n
@@ -146,6 +140,34 @@ class _Runner:
                     stories.append((hand, _history(match, game, g, r, hand, self.duplicate),
                                     _phh(match, game, g, r, hand, self.duplicate)))
         return chips, luck, stories
+
+    def _play_batched(self, match: MatchPlan, agents: list, g0: int, g1: int) -> np.ndarray:
+        """:meth:`play` on the compiled core (``arena/batched_play.py``): the same deals and seeds."""
+        from arena.batched_play import play_groups
+
+        deals = [group_deal(self.rules, self.n, self.seed, match.key, g, self.duplicate)
+                 for g in range(g0, g1)]
+        key = np.random.SeedSequence(self.seed, spawn_key=(match.key, g0, g1))
+        rng, *streams = [np.random.default_rng(s) for s in key.spawn(self.n + 1)]
+        return play_groups(self.rules, agents, deals, rng, streams)
+
+
+def group_deal(rules: Rules, n: int, seed: int, key: int, group: int, duplicate: bool
+               ) -> tuple[list[list], np.ndarray]:
+    """Group ``group``'s decks (one per rotation, all the same in duplicate mode) and agent
+    seeds ``[rotation, position]``, from ``SeedSequence(seed, spawn_key=(key, group))``."""
+    rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(key, group)))
+    cards = rules.deck  # in index order: for the 52-card deck, card i is i
+    if duplicate:
+        decks = [[cards[i] for i in rng.permutation(len(cards)).tolist()]] * n
+    else:
+        decks = [[cards[i] for i in rng.permutation(len(cards)).tolist()] for _ in range(n)]
+    # Duplicate: an agent draws the same random stream in every seating of a deal (common
+    # random numbers); no duplicate: a fresh stream for every hand.
+    agent_seeds = rng.integers(0, 2 ** 63, size=(n, n))
+    if duplicate:
+        agent_seeds[:] = agent_seeds[0]
+    return decks, agent_seeds
 
 
 def _known_policy(agent):
@@ -203,13 +225,18 @@ def _work(task: tuple[MatchPlan, int, int]) -> tuple[int, int, np.ndarray, np.nd
 
 def play_matches(rules: Rules, n: int, agents: dict[str, Any], matches: list[MatchPlan], groups: int, *,
                  seed: int, duplicate: bool, workers: int, histories: int, progress: bool,
-                 luck: bool = False, desc: str = "hands", ray: str | None = None, actors: int = 0
+                 luck: bool = False, desc: str = "hands", ray: str | None = None, actors: int = 0,
+                 engine: str = "reference"
                  ) -> tuple[list[np.ndarray], list[np.ndarray] | None, list[list[tuple[str, str]]], float]:
     """Chips (groups, rotations, positions) per match, luck features (groups, positions,
     columns) per match (None without the luck correction), histories (text, PHH) per match,
     seconds of play. ``ray``: play the chunks on Ray actors (``arena.cluster``; "" for a local Ray
     instance, else a cluster's address), one per cluster CPU, instead of ``workers`` processes
-    (``actors``: that many actors of the cluster this process is connected to)."""
+    (``actors``: that many actors of the cluster this process is connected to). ``engine``:
+    ``"reference"`` plays every hand on a reference ``Game``, ``"batched"`` every chunk of hands
+    at once on the compiled core (``arena/batched_play.py``: the same deals; a ValueError saying
+    why when these agents or options cannot), ``"auto"`` the core when it can."""
+    engine = _settle_engine(engine, rules, n, agents, luck=luck, histories=histories)
     if ray is not None:
         from arena import cluster
 
@@ -219,7 +246,7 @@ def play_matches(rules: Rules, n: int, agents: dict[str, Any], matches: list[Mat
         try:
             return play_matches(rules, n, agents, matches, groups, seed=seed, duplicate=duplicate,
                                 workers=1, histories=histories, progress=progress, luck=luck, desc=desc,
-                                actors=cluster.cluster_cpus())
+                                actors=cluster.cluster_cpus(), engine=engine)
         finally:
             if started:
                 import ray as ray_module
@@ -234,8 +261,11 @@ def play_matches(rules: Rules, n: int, agents: dict[str, Any], matches: list[Mat
         workers = actors   # the chunks are sized as for that many processes (each actor warms up)
     elif luck and workers > 1:  # single-process runs build what they need as they go
         luck_warm_up(rules)
-    kwargs = dict(seed=seed, duplicate=duplicate, histories=histories, luck=luck)
-    per_chunk = max(1, min(250, math.ceil(groups * len(matches) / max(1, workers) / 16)))
+    kwargs = dict(seed=seed, duplicate=duplicate, histories=histories, luck=luck, engine=engine)
+    if engine == "batched":   # chunks of a fixed size: the core's draws do not depend on workers
+        per_chunk = max(1, CHUNK_SLOTS // n)
+    else:
+        per_chunk = max(1, min(250, math.ceil(groups * len(matches) / max(1, workers) / 16)))
     tasks = [(m, g0, min(groups, g0 + per_chunk)) for m in matches for g0 in range(0, groups, per_chunk)]
     chips = [np.zeros((groups, n, n), dtype=np.int64) for _ in matches]
     features = [np.zeros((groups, n, feature_count(rules))) for _ in matches] if luck else None
@@ -277,6 +307,19 @@ def play_matches(rules: Rules, n: int, agents: dict[str, Any], matches: list[Mat
     texts = [[(text, phh) for _, text, phh in sorted(s)] for s in stories]
     return chips, features, texts, seconds
 
+
+
+def _settle_engine(engine: str, rules: Rules, n: int, agents: dict[str, Any], *, luck: bool,
+                   histories: int) -> str:
+    """``"reference"`` or ``"batched"`` for ``engine`` (``"auto"``: the core when it can)."""
+    if engine not in ENGINES:
+        raise ValueError(f"engine must be one of {', '.join(ENGINES)}, not {engine!r}")
+    if engine == "reference":
+        return engine
+    reason = unsupported([make_agent(a) for a in agents.values()], rules, n, luck=luck, histories=histories)
+    if reason and engine == "batched":
+        raise ValueError(f"engine 'batched': {reason}")
+    return "reference" if reason else "batched"
 
 
 def match_result(names: tuple[str, ...], chips: np.ndarray, features: np.ndarray | None, rules: Rules,
@@ -354,7 +397,7 @@ def worker_count(workers: int) -> int:
 def play_match(rules: Rules | str, agents: Sequence[str | Agent], *, hands: int, seed: int = 0,
                duplicate: bool = True, luck_correction: bool = False, workers: int = 1,
                histories: int = 0, progress: bool = False, ray: str | None = None,
-               **rule_overrides) -> MatchResult:
+               engine: str = "reference", **rule_overrides) -> MatchResult:
     """Play one duplicate match: heads-up for two agents, one table of ``len(agents)`` seats
     otherwise, ``hands`` hands (rounded up to whole groups). Agents are spec strings or
     :class:`Agent` objects (picklable ones when ``workers > 1``).
@@ -368,6 +411,10 @@ def play_match(rules: Rules | str, agents: Sequence[str | Agent], *, hands: int,
     default so that training's periodic evaluations keep their cost; tournaments turn it on.
     ``ray``: play on Ray actors instead (``arena.cluster``: "" for a local Ray instance, or a
     cluster's address; agents must be specs or agents made from one); the same results.
+    ``engine="batched"`` plays every hand of a chunk at once on the compiled core, ``"auto"``
+    there when the agents can (``arena/batched_play.py``: the same deals and seatings; the same
+    results for deterministic agents, other random draws for the others; no luck correction or
+    histories there).
     """
     rules = get_rules(rules, **rule_overrides)
     seats = seat_agents(agents, label_by_spec=True, rules=rules)
@@ -376,6 +423,7 @@ def play_match(rules: Rules | str, agents: Sequence[str | Agent], *, hands: int,
     match = MatchPlan(0, tuple(s.label for s in seats), tuple(s.name for s in seats))
     chips, features, texts, seconds = play_matches(
         rules, n, {s.label: s.spec for s in seats}, [match], groups, seed=seed, duplicate=duplicate,
-        workers=worker_count(workers), histories=histories, progress=progress, luck=luck_correction, ray=ray)
+        workers=worker_count(workers), histories=histories, progress=progress, luck=luck_correction, ray=ray,
+        engine=engine)
     return match_result(match.names, chips[0], features[0] if luck_correction else None,
                          rules, texts[0], seconds)

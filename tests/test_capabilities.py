@@ -12,6 +12,7 @@ for ``Prober`` only.
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from agents.base import CHECK_CALL, FIRST_BET, FOLD, Agent
 from arena.exact import _view_strategy, agent_strategy, build_tree, exploitability
@@ -80,6 +81,11 @@ def test_a_new_agent_plays_a_match():
     fast = play_match("soko", [Prober(), "tag"], hands=100, seed=1)
     slow = play_match("soko", [PlainProber(), "tag"], hands=100, seed=1)
     assert fast.bb_per_100 == slow.bb_per_100
+    # On the core, every hand at once through its batched form; without one it cannot go there.
+    core = play_match("soko", [Prober(), "tag"], hands=100, seed=1, engine="batched")
+    assert core.bb_per_100 == fast.bb_per_100
+    with pytest.raises(ValueError, match="'prober' has no batched form"):
+        play_match("soko", [PlainProber(), "tag"], hands=100, seed=1, engine="batched")
 
 
 def test_local_best_response_reads_a_new_agent():

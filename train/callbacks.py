@@ -618,7 +618,7 @@ class Evaluation(EveryTimesteps):
             seats = [learner] + [opponent] * (cfg.env.players - 1)
             start = time.perf_counter()
             result = play_match(cfg.env.game, seats, hands=cfg.eval.hands, seed=cfg.run.seed + 1,
-                                workers=cfg.eval.workers, **rules)
+                                workers=cfg.eval.workers, engine=cfg.eval.engine, **rules)
             est = result.estimates[self.LEARNER]
             estimates[opponent] = est
             rows.append((opponent, result.hands, est, time.perf_counter() - start))
@@ -670,7 +670,7 @@ class Evaluation(EveryTimesteps):
             learner.name = self.LEARNER
             start = time.perf_counter()
             result = play_match(self.cfg.env.game, [LBRAgent(learner), learner], hands=cfg.lbr_hands,
-                                seed=self.cfg.run.seed + 2, **rules)
+                                seed=self.cfg.run.seed + 2, engine=cfg.engine, **rules)
             est = result.estimates[result.agents[0]]
             values.update({"eval/lbr_bb100": est.mean, "eval/lbr_bb100_ci95_low": est.low,
                            "eval/lbr_bb100_ci95_high": est.high,

@@ -178,6 +178,11 @@ class EvalConfig:
     hands: int = 2000              # duplicate hands per baseline
     deterministic: bool = True     # the learner plays its most likely action (as ppo: agents do)
     workers: int = 1               # tournament processes (the training envs wait meanwhile)
+    # Where the evaluation hands are played (arena/batched_play.py): auto, the compiled core,
+    # every hand of a match at once, when the agents have batched forms (ppo, the heuristics,
+    # equity, the local best response), else the reference Game; reference always there. The
+    # same deals either way, and the same results for deterministic agents.
+    engine: Literal["auto", "batched", "reference"] = "auto"
     at_start: bool = False         # also evaluate the untrained policy, at step 0
     # Exploitability at each evaluation: local best response hands (heads-up Soko and soko_mini,
     # arena/lbr.py; eval/lbr_bb100, a lower bound; 0: off), and the exact value (soko_mini only,
