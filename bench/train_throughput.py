@@ -71,7 +71,8 @@ from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy  # no
 from sb3_contrib.common.wrappers import ActionMasker  # noqa: E402
 from stable_baselines3.common.vec_env import DummyVecEnv  # noqa: E402
 
-from train.config import Config, load_config  # noqa: E402
+from train.checks import load_checked_config  # noqa: E402
+from train.config import Config  # noqa: E402
 from train.ppo import _learning_rate, _policy_kwargs, training_env  # noqa: E402
 from train.vec import set_pool  # noqa: E402
 
@@ -302,7 +303,7 @@ def main(argv: list[str] | None = None) -> None:
                              "python: hand by hand, as before the core played it)")
     args = quick_option.parse_args(parser, QUICK, argv)
 
-    cfg = load_config(args.config)
+    cfg = load_checked_config(args.config)
     env_threads = args.env_threads or [cfg.ppo.env_threads]
     if args.env_step_cost:
         print(f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f}; us per learner step of "
@@ -333,7 +334,7 @@ def main(argv: list[str] | None = None) -> None:
     # The single-agent pipeline and the batched env on the same config (or without features).
     features = ["env.observation_features=[]"] if args.no_features else []
     tag = ", no features" if args.no_features else ""
-    plain = load_config(args.config, overrides=[*features, "ppo.pipeline=single_agent"])
+    plain = load_checked_config(args.config, overrides=[*features, "ppo.pipeline=single_agent"])
     rollout = plain.ppo.n_steps * plain.ppo.n_envs
     single = Setup(f"single_agent{tag} ({plain.ppo.n_envs} x {plain.ppo.vec_env})", our_model(plain),
                    threads=threads, validate=False)
@@ -345,21 +346,19 @@ def main(argv: list[str] | None = None) -> None:
             if same_as_ours:
                 batched.append(setups[0])
                 continue
-            variant = load_config(args.config,
-                                  overrides=[*features, "ppo.pipeline=batched", f"ppo.env_threads={n}",
-                                             f"ppo.n_envs={slots}",
-                                             f"ppo.n_steps={max(1, rollout // slots)}"])
+            variant = load_checked_config(
+                args.config, overrides=[*features, "ppo.pipeline=batched", f"ppo.env_threads={n}",
+                                        f"ppo.n_envs={slots}", f"ppo.n_steps={max(1, rollout // slots)}"])
             batched.append(Setup(f"batched{tag} ({slots} slots x {variant.ppo.n_steps}, {n} env thread"
                                  f"{'s' if n > 1 else ''})", our_model(variant), threads=threads,
                                  validate=False))
     twins = []   # --observe-every-seat: the same setups writing every seat's observation (A/B)
     if args.observe_every_seat:
         for b in batched:
-            variant = load_config(args.config,
-                                  overrides=[*features, "ppo.pipeline=batched",
-                                             f"ppo.env_threads={b.model.get_env().unwrapped.game.threads}",
-                                             f"ppo.n_envs={b.model.n_envs}",
-                                             f"ppo.n_steps={b.model.n_steps}"])
+            variant = load_checked_config(
+                args.config, overrides=[*features, "ppo.pipeline=batched",
+                                        f"ppo.env_threads={b.model.get_env().unwrapped.game.threads}",
+                                        f"ppo.n_envs={b.model.n_envs}", f"ppo.n_steps={b.model.n_steps}"])
             twin = Setup(f"batched{tag}, every seat ({b.model.n_envs} slots x {b.model.n_steps})",
                          our_model(variant), threads=threads, validate=False)
             twin.model.get_env().unwrapped.observe_every_seat = True

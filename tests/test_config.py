@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from train.checks import check_config, checked_config_from_dict, load_checked_config
 from train.config import (
     Config,
     ConfigError,
@@ -30,7 +31,7 @@ def test_the_shipped_configs_exist():
 
 @pytest.mark.parametrize("path", CONFIGS, ids=lambda p: p.name)
 def test_every_config_loads_and_round_trips(path):
-    cfg = load_config(path)
+    cfg = load_checked_config(path)
     assert cfg.run.name == path.stem
     again = config_from_dict(yaml.safe_load(dump_config(cfg)))
     assert again == cfg
@@ -106,7 +107,29 @@ def test_sections_are_typed_dataclasses():
 ])
 def test_bad_configs_name_the_key(data, message):
     with pytest.raises(ConfigError) as excinfo:
-        config_from_dict(data)
+        checked_config_from_dict(data)
+    assert message in str(excinfo.value)
+
+
+@pytest.mark.parametrize("data, message", [
+    ({"env": {"game": "holdem"}}, "env: unknown game 'holdem'"),
+    ({"env": {"players": 9}}, "env.players: soko takes 2 to 8 players, not 9"),
+    ({"env": {"observation_features": ["hand_clas"]}}, "env.observation_features: unknown observation"),
+    ({"eval": {"baselines": ["tight"]}}, "eval.baselines: unknown agent 'tight'"),
+    ({"eval": {"exploitability": True}}, "eval.exploitability is exact for heads-up soko_mini only"),
+])
+def test_the_schema_alone_leaves_the_game_checks_to_train_checks(data, message, tmp_path):
+    # train/config.py imports no other module of the project: what needs the engine, the envs,
+    # LBR or the registry is train.checks.check_config, which every loader runs after it.
+    cfg = config_from_dict(data)
+    with pytest.raises(ConfigError) as excinfo:
+        check_config(cfg)
+    assert message in str(excinfo.value)
+    path = tmp_path / "c.yaml"
+    path.write_text(yaml.safe_dump(data))
+    assert load_config(path) == dataclasses.replace(cfg, run=dataclasses.replace(cfg.run, name="c"))
+    with pytest.raises(ConfigError) as excinfo:
+        load_checked_config(path)
     assert message in str(excinfo.value)
 
 

@@ -158,3 +158,23 @@ def test_the_checks_find_a_cycle_and_a_private_import(tmp_path):
     (pkg / "sub" / "c.py").write_text("import pkg.d\n")
     edges, private = import_graph(project_modules(tmp_path, ("pkg",)))
     assert cycles(edges) == [] and private == []
+
+
+def test_the_training_config_is_a_leaf():
+    # train/config.py (the schema, the YAML, types and ranges) imports no module of the
+    # packages, at module level or inside a function: the checks that need the engine, the envs,
+    # LBR or the registry are train/checks.py's (issue 23).
+    path = ROOT / "train" / "config.py"
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            names = ["." * node.level + (node.module or "")]
+        else:
+            continue
+        found += [f"{path.name}:{node.lineno}: {name}" for name in names
+                  if name.startswith(".") or name.split(".")[0] in PACKAGES]
+    assert not found, "train/config.py imports the project:\n" + "\n".join(found)
+    edges, _ = import_graph(project_modules())
+    assert edges["train.config"] == set() and "train.config" in edges["train.checks"]

@@ -196,15 +196,16 @@ def test_train_target_errors_are_one_line_exit_2(capsys):
 
 
 def test_target_replaces_the_opponents():
+    from train.checks import load_checked_config
     from train.config import ConfigError, load_config
 
     cfg = load_config("configs/soko_ppo.yaml", target="tag")
     assert cfg.opponents.baselines == {"tag": 1.0}
     assert cfg.opponents.self_play.every == 0 and cfg.eval.baselines == ["tag"]
     with pytest.raises(ConfigError, match="exact for heads-up soko_mini only"):
-        load_config("configs/soko_ppo.yaml", overrides=["eval.exploitability=true"])
+        load_checked_config("configs/soko_ppo.yaml", overrides=["eval.exploitability=true"])
     with pytest.raises(ConfigError, match="eval.lbr_hands: local best response needs"):
-        load_config("configs/follow_the_bitch_ppo.yaml", overrides=["eval.lbr_hands=10"])
+        load_checked_config("configs/follow_the_bitch_ppo.yaml", overrides=["eval.lbr_hands=10"])
 
 
 @pytest.mark.parametrize("activation", ["tanh", "elu"])

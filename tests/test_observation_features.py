@@ -54,13 +54,14 @@ def test_a_wrong_feature_name_is_one_line(bad):
 
 
 def test_a_wrong_feature_in_the_config_is_one_line():
-    from train.config import ConfigError, config_from_dict
+    from train.checks import checked_config_from_dict
+    from train.config import ConfigError
 
     with pytest.raises(ConfigError) as info:
-        config_from_dict({"env": {"observation_features": ["hand_clas"]}})
+        checked_config_from_dict({"env": {"observation_features": ["hand_clas"]}})
     assert str(info.value) == ("env.observation_features: unknown observation feature 'hand_clas'; "
                                "the features are hand_class, showing_class, win_probability")
-    cfg = config_from_dict({"env": {"observation_features": ["win_probability"]}})
+    cfg = checked_config_from_dict({"env": {"observation_features": ["win_probability"]}})
     assert cfg.env.observation_features == ["win_probability"]
 
 

@@ -30,7 +30,8 @@ def test_every_table_size_check_is_the_rules_one():
     from envs.batched import BatchedGame
     from envs.engine.game import Game
     from envs.engine.rules import RULES, check_players
-    from train.config import ConfigError, config_from_dict
+    from train.checks import checked_config_from_dict
+    from train.config import ConfigError
 
     rules = RULES["follow_the_bitch"]
     sentence = "follow_the_bitch takes 2 to 7 players, not 8"
@@ -45,7 +46,7 @@ def test_every_table_size_check_is_the_rules_one():
         with pytest.raises(ValueError, match=f"^{sentence}$"):
             make()
     with pytest.raises(ConfigError, match=f"^env.players: {sentence}$"):
-        config_from_dict({"env": {"game": "follow_the_bitch", "players": 8}})
+        checked_config_from_dict({"env": {"game": "follow_the_bitch", "players": 8}})
     for n in (1, 2.0, np.int64(2), True):  # a whole number (an int), in range
         with pytest.raises(ValueError, match="takes 2 to 7 players"):
             check_players(rules, n)

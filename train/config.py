@@ -6,6 +6,13 @@ against the dataclasses below: an unknown key or a value of the wrong type is a
 code 2). Keys that are left out take the defaults below; the PPO defaults are MaskablePPO's own,
 so a config lists only what it changes.
 
+This module is a leaf: it imports no other module of the project, not even inside a function,
+so it holds the schema, the YAML reading and the checks of types and ranges only
+(``tests/test_imports.py``). The checks that need the lower layers (the game preset and its
+table sizes, the observation pieces, whether a best response exists for the game, the agent
+specs) are ``train.checks.check_config``; every loader of a training config runs them
+(``train.checks.load_checked_config``, ``train.checks.checked_config_from_dict``).
+
 Sections (see ``configs/soko_ppo.yaml`` for a commented example):
 
 ========== =====================================================================================
@@ -325,37 +332,14 @@ def _build(cls: type, data: dict, where: str) -> Any:
     return cls(**kwargs)
 
 
-def _check(cfg: Config) -> None:
-    """Checks across fields, with the key in each message."""
-    from envs.engine.rules import check_players, get_rules
+def _check_ranges(cfg: Config) -> None:
+    """Checks across fields, with the key in each message: ranges and the fields that need
+    each other. The checks that need another module (the game, its table sizes, observation
+    pieces, best responses, agent specs) are ``train.checks.check_config``."""
 
     def need(ok: bool, message: str) -> None:
         if not ok:
             raise ConfigError(message)
-
-    try:
-        rules = get_rules(cfg.env.game, **cfg.env.rule_overrides())
-    except (ValueError, TypeError) as exc:
-        raise ConfigError(f"env: {exc}") from None
-    try:
-        from envs.single_agent import GAMES
-    except ImportError:  # pragma: no cover - the env layer is part of the project
-        GAMES = {}
-    presets = [p for family in GAMES.values() for p in family]
-    try:
-        from envs.observation import check_features
-    except ImportError:  # pragma: no cover - the env layer is part of the project
-        check_features = tuple
-    try:
-        check_features(cfg.env.observation_features)
-    except ValueError as exc:
-        raise ConfigError(f"env.observation_features: {exc}") from None
-    need(not presets or cfg.env.game in presets,
-         f"env.game {cfg.env.game!r} has no training env; games are {', '.join(presets)}")
-    try:
-        check_players(rules, cfg.env.players)
-    except ValueError as exc:
-        raise ConfigError(f"env.players: {exc}") from None
 
     opp = cfg.opponents
     for spec, weight in opp.baselines.items():
@@ -377,18 +361,9 @@ def _check(cfg: Config) -> None:
          f"opponents.self_play.exact_br_keep must be at least 1, not {sp.exact_br_keep}")
     if sp.exact_br > 0:
         need(sp.every > 0, "opponents.self_play.exact_br needs snapshots to respond to: set self_play.every")
-        need(rules.name == "soko_mini" and cfg.env.players == 2,
-             f"opponents.self_play.exact_br is exact for heads-up soko_mini only, not {rules.name} with "
-             f"{cfg.env.players} players")
     need(sp.lbr_samples >= 1, f"opponents.self_play.lbr_samples must be at least 1, not {sp.lbr_samples}")
     if sp.lbr > 0:
-        from arena.lbr import check_rules
-
         need(sp.every > 0, "opponents.self_play.lbr needs snapshots to respond to: set self_play.every")
-        try:
-            check_rules(rules, cfg.env.players)
-        except ValueError as e:
-            need(False, f"opponents.self_play.lbr: {e}")
 
     ppo = cfg.ppo
     need(ppo.learning_rate > 0, f"ppo.learning_rate must be positive, not {ppo.learning_rate}")
@@ -414,22 +389,12 @@ def _check(cfg: Config) -> None:
     need(ev.workers >= 1, f"eval.workers must be at least 1, not {ev.workers}")
     need(bool(ev.baselines) or ev.every == 0, "eval.baselines is empty but eval.every is not 0")
     need(ev.lbr_hands >= 0, f"eval.lbr_hands must be at least 0, not {ev.lbr_hands}")
-    if ev.lbr_hands:
-        from arena.lbr import check_rules
-
-        try:
-            check_rules(rules, cfg.env.players)
-        except ValueError as exc:
-            raise ConfigError(f"eval.lbr_hands: {exc}") from None
     need(ev.br_steps >= 0, f"eval.br_steps must be at least 0, not {ev.br_steps}")
     need(ev.br_every >= 0, f"eval.br_every must be at least 0, not {ev.br_every}")
     need(ev.br_hands >= 1, f"eval.br_hands must be at least 1, not {ev.br_hands}")
     if ev.br_steps:
         need(ev.every > 0, "eval.br_steps is set but eval.every is 0 (the best response runs at evaluations)")
         need(repo_path(ev.br_config).is_file(), f"eval.br_config: no file {ev.br_config}")
-    need(not ev.exploitability or (rules.name == "soko_mini" and cfg.env.players == 2),
-         f"eval.exploitability is exact for heads-up soko_mini only, not {rules.name} with "
-         f"{cfg.env.players} players (use eval.lbr_hands)")
 
     run = cfg.run
     need(run.total_timesteps >= 1, f"run.total_timesteps must be at least 1, not {run.total_timesteps}")
@@ -439,33 +404,17 @@ def _check(cfg: Config) -> None:
     need(run.name is None or (run.name and "/" not in run.name and "__" not in run.name),
          f"run.name must be a plain folder name without '/' or '__', not {run.name!r}")
 
-    _check_specs(cfg)
-
-
-def _check_specs(cfg: Config) -> None:
-    """Agent specs must name known agents (agents.registry), so a typo fails before training."""
-    try:
-        from agents.registry import check_spec
-    except ImportError:  # the registry offers no checker: the spec fails when first used
-        return
-    specs = [("opponents.baselines", s) for s in cfg.opponents.baselines]
-    specs += [("eval.baselines", s) for s in cfg.eval.baselines]
-    for where, spec in specs:
-        try:
-            check_spec(spec)
-        except (ValueError, KeyError, FileNotFoundError) as exc:
-            raise ConfigError(f"{where}: {exc}") from None
-
 
 def config_from_dict(data: dict | None) -> Config:
-    """A checked :class:`Config` from plain data (as ``yaml.safe_load`` returns it)."""
+    """A :class:`Config` from plain data (as ``yaml.safe_load`` returns it), its keys, types and
+    ranges checked (``train.checks.checked_config_from_dict`` adds the game's checks)."""
     if data is None:
         data = {}
     if not isinstance(data, dict):
         raise ConfigError(f"a config is a mapping of sections (env, opponents, ppo, eval, run), "
                           f"not {_describe(data)}")
     cfg = _build(Config, data, "")
-    _check(cfg)
+    _check_ranges(cfg)
     return cfg
 
 
@@ -524,7 +473,8 @@ def read_yaml(path: str | Path) -> dict:
 def load_config(path: str | Path | None = None, *, overrides: typing.Sequence[str] = (),
                 seed: int | None = None, target: str | None = None) -> Config:
     """Read ``path`` (or the defaults), apply ``--set`` overrides, ``--target`` and ``--seed``,
-    and check it all.
+    and check its keys, types and ranges (``train.checks.load_checked_config`` adds the checks
+    that need the game, the envs, LBR and the agent registry).
 
     ``target``: an agent spec to train a best response to: the only opponent (weight 1), with
     self-play off and, when evaluations are on, the only evaluation baseline.

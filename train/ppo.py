@@ -52,13 +52,12 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from train.checks import check_config, checked_config_from_dict, load_checked_config
 from train.config import (
     Config,
     ConfigError,
     apply_override,
-    config_from_dict,
     dump_config,
-    load_config,
     read_yaml,
 )
 
@@ -210,7 +209,8 @@ def main(cfg: Config, *, resume: str | Path | None = None, command: Sequence[str
     command_line = shlex.join(command if command is not None else [sys.executable, *sys.argv])
 
     # ---- The run folder ----------------------------------------------------------------------
-    check_agents(cfg)   # before any folder is made
+    check_config(cfg)   # before any folder is made, whatever built cfg (train/checks.py)
+    check_agents(cfg)
     check_pipeline(cfg)
     if resume is None:
         if run_dir is None:
@@ -531,7 +531,7 @@ def parse_args(argv: Sequence[str] | None = None) -> tuple[Config, Path | None, 
             parser.error("--resume keeps the run's seed; leave out --seed")
         run_dir = Path(args.resume)
         data = read_yaml(run_dir / "config.yaml")
-        before = config_from_dict(data)
+        before = checked_config_from_dict(data)
         for assignment in args.overrides:
             key = assignment.partition("=")[0].strip()
             if not any(key == k or (k.endswith(".") and key.startswith(k)) for k in RESUME_SETTABLE):
@@ -539,13 +539,13 @@ def parse_args(argv: Sequence[str] | None = None) -> tuple[Config, Path | None, 
                                   f"ppo and seed settings); these can: run.total_timesteps, "
                                   f"run.checkpoint_every, run.keep_checkpoints, eval.*, opponents.*")
             apply_override(data, assignment)
-        cfg = config_from_dict(data)
+        cfg = checked_config_from_dict(data)
         for key, old, new in _changes(before, cfg):
             print(f"--resume: {key} {old!r} -> {new!r}", flush=True)
         return cfg, run_dir, not args.no_progress
     if not args.config:
         parser.error("give --config CONFIG.yaml (or --resume RUN_FOLDER)")
-    cfg = load_config(args.config, overrides=args.overrides, seed=args.seed, target=args.target)
+    cfg = load_checked_config(args.config, overrides=args.overrides, seed=args.seed, target=args.target)
     return cfg, None, not args.no_progress
 
 

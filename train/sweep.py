@@ -48,7 +48,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from train.config import ConfigError, config_from_dict, load_config, read_yaml
+from train.checks import checked_config_from_dict, load_checked_config
+from train.config import ConfigError, read_yaml
 
 __all__ = ["cli", "grid_points", "main", "parse_grid", "run_trial", "summarize"]
 
@@ -159,7 +160,7 @@ def run_trial(params: dict[str, Any]) -> None:
     if latest_checkpoint(run_dir / "checkpoints") is not None:
         with (run_dir / "attempts.txt").open("a") as f:   # where each attempt ran
             f.write(attempt)
-        cfg = config_from_dict(read_yaml(run_dir / "config.yaml"))
+        cfg = checked_config_from_dict(read_yaml(run_dir / "config.yaml"))
         try:
             train_main(cfg, resume=run_dir, command=command + ["--resume"], progress=False,
                        on_evaluation=report)
@@ -173,7 +174,7 @@ def run_trial(params: dict[str, Any]) -> None:
         while run_dir.with_name(f"{run_dir.name}.failed-{k}").exists():
             k += 1
         run_dir.rename(run_dir.with_name(f"{run_dir.name}.failed-{k}"))
-    cfg = load_config(params["config"], overrides=params["overrides"], seed=params["seed"])
+    cfg = load_checked_config(params["config"], overrides=params["overrides"], seed=params["seed"])
     run_dir.mkdir(parents=True)
     (run_dir / "attempts.txt").write_text(attempt)
     train_main(cfg, run_dir=run_dir, command=command, progress=False, on_evaluation=report,
@@ -396,7 +397,7 @@ def plan(args: argparse.Namespace) -> tuple[Path, list[dict]]:
     from train.ppo import check_pipeline
 
     config = Path(args.config).resolve()
-    base = load_config(config, overrides=args.overrides)
+    base = load_checked_config(config, overrides=args.overrides)
     grid = parse_grid(args.grid)
     seeds = args.seeds if args.seeds is not None else [base.run.seed]
     if len(set(seeds)) != len(seeds):
@@ -410,7 +411,7 @@ def plan(args: argparse.Namespace) -> tuple[Path, list[dict]]:
     for name, overrides in grid_points(grid):
         for seed in seeds:
             every = [*args.overrides, *overrides]
-            cfg = load_config(config, overrides=every, seed=seed)   # a bad value stops here
+            cfg = load_checked_config(config, overrides=every, seed=seed)   # a bad value stops here
             check_pipeline(cfg)
             if not cfg.eval.every:
                 raise ConfigError("eval.every is 0: a sweep compares evaluations; set eval.every")
