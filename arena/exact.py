@@ -643,18 +643,57 @@ def _ppo_batched_strategy(tree: Tree, agent, strategy, seats, *, rows: int = 819
     other nodes the cards' part (cards, hand classes, win probability: nobody has folded at a
     decision) is the same and only the betting's differs, by deal kind: that difference comes
     from the core on one information set per kind, and ``checks`` more information sets per
-    node are encoded there in full to hold the sum to it. The network's linear start
-    (``actor.linear_input``) maps the cards' part once and each node's betting part apart, so a
-    node costs one pass of the rest of the network (``actor.logits_from_linear``) over a batch
-    of at most ``rows`` information sets, then the agent's masked softmax. The batches are
-    shared out to ``threads`` threads (default: one per core; NumPy and the core release the
-    GIL while they work)."""
+    node are encoded there in full to hold the sum to it. The observations depend on the tree
+    and the pieces only, not on the network, so they are kept (:func:`_observation_plan`) for
+    the next agent of the same tree and pieces (the training pool's exact best responses ask
+    every few thousand steps). The network's linear start (``actor.linear_input``) maps the
+    cards' part once and each node's betting part apart, so a node costs one pass of the rest
+    of the network (``actor.logits_from_linear``) over a batch of at most ``rows`` information
+    sets, then the agent's masked softmax. The batches are shared out to ``threads`` threads
+    (default: one per core; NumPy and the core release the GIL while they work)."""
     from concurrent.futures import ThreadPoolExecutor
 
     t = tree
     actor = agent.actor
-    features = agent.features
     A = num_actions(t.rules)
+    workers = threads or os.cpu_count() or 1
+    jobs = _observation_plan(t, tuple(agent.features), tuple(seats), rows, checks, workers)
+
+    def run(job) -> None:
+        nodes, betting, part, pub, hole, at, cards = job
+        cards = actor.linear_input(cards)
+        bounds = np.flatnonzero(np.diff(at[part])) + 1               # where the next kind starts
+        segments = list(zip(np.r_[0, bounds], np.r_[bounds, len(cards)]))
+        x = np.empty_like(cards)
+        for i in nodes:
+            n = t.nodes[i]
+            step = actor.linear_input(betting[i])
+            for a, b in segments:
+                np.add(cards[a:b], step[at[part][a]], out=x[a:b])
+            mask = np.zeros(A, dtype=np.int8)
+            mask[list(n.legal)] = 1
+            probs = agent.probabilities_from_logits(actor.logits_from_linear(x), mask)
+            strategy[i][:, pub[part], hole[part]] = probs[:, list(n.legal)].T
+
+    with _one_blas_thread(), ThreadPoolExecutor(max_workers=workers) as pool:
+        for _ in pool.map(run, jobs):
+            pass
+
+
+def _observation_plan(tree: Tree, features: tuple[str, ...], seats: tuple[int, ...], rows: int, checks: int,
+                      threads: int) -> list[tuple]:
+    """The batches of :func:`_ppo_batched_strategy` with their observations: per round, role
+    and batch of at most ``rows`` information sets, ``(nodes, betting, part, pub, hole, at,
+    cards)``, ``cards`` the observations (float32) at the role's first node and ``betting[i]``
+    node ``i``'s betting part by deal kind. The tree keeps the newest one (a featured plan of
+    ``soko_mini`` is about 170 MB); a tree made from it (``dataclasses.replace``) starts without."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    key = (features, seats, rows, checks)
+    kept = tree.__dict__.get("_observation_plan")
+    if kept is not None and kept[0] == key:
+        return kept[1]
+    t = tree
     jobs = []
     for rnd in (0, 1):
         pubs, holes = np.nonzero(t.valid[rnd] > 0)                   # every information set of the round
@@ -685,28 +724,18 @@ def _ppo_batched_strategy(tree: Tree, agent, strategy, seats, *, rows: int = 819
                 if np.abs(ref_obs + betting[i][at[sample]] - obs).max() > 1e-6:
                     raise RuntimeError(f"betting {t.nodes[i].seq}: the observation is not the cards' part "
                                        "plus the betting's by deal kind")
-                betting[i] = actor.linear_input(betting[i])
             for start in range(0, len(pub), rows):
-                jobs.append((nodes, ref, betting, slice(start, start + rows), pub, hole, acts, at, decks))
+                jobs.append((nodes, betting, slice(start, start + rows), pub, hole, at, ref, decks, acts))
 
-    def run(job) -> None:
-        nodes, ref, betting, part, pub, hole, acts, at, decks = job
-        cards = actor.linear_input(_core_observations(t, features, ref, decks[part], acts[part]))
-        bounds = np.flatnonzero(np.diff(at[part])) + 1               # where the next kind starts
-        segments = list(zip(np.r_[0, bounds], np.r_[bounds, len(cards)]))
-        x = np.empty_like(cards)
-        for i in nodes:
-            n = t.nodes[i]
-            for a, b in segments:
-                np.add(cards[a:b], betting[i][at[part][a]], out=x[a:b])
-            mask = np.zeros(A, dtype=np.int8)
-            mask[list(n.legal)] = 1
-            probs = agent.probabilities_from_logits(actor.logits_from_linear(x), mask)
-            strategy[i][:, pub[part], hole[part]] = probs[:, list(n.legal)].T
+    def encode(job) -> tuple:
+        nodes, betting, part, pub, hole, at, ref, decks, acts = job
+        cards = _core_observations(t, features, ref, decks[part], acts[part])
+        return nodes, betting, part, pub, hole, at, cards
 
-    with _one_blas_thread(), ThreadPoolExecutor(max_workers=threads or os.cpu_count() or 1) as pool:
-        for _ in pool.map(run, jobs):
-            pass
+    with ThreadPoolExecutor(max_workers=threads) as pool:
+        plan = list(pool.map(encode, jobs))
+    tree.__dict__["_observation_plan"] = (key, plan)
+    return plan
 
 
 @contextlib.contextmanager

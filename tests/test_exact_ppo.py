@@ -44,12 +44,12 @@ def trees():
     return tree, dataclasses.replace(tree, valid=valid)
 
 
-def _random_model(features, activation: str):
+def _random_model(features, activation: str, scale: float = 0.5):
     from envs.single_agent import SingleAgentEnv
     from tests.helpers import random_ppo_agent
 
     env = SingleAgentEnv("soko", rules=TINY, observation_features=features)
-    return random_ppo_agent(env, activation, features=features, scale=0.5)
+    return random_ppo_agent(env, activation, features=features, scale=scale)
 
 
 @pytest.mark.parametrize("features, activation, actor", [
@@ -79,6 +79,21 @@ def test_batched_ppo_policy_is_the_per_information_set_one(trees, features, acti
     for n, a, b in zip(tree.nodes, whole, batched):
         entries = sub.valid[n.round] > 0
         assert np.abs(a[:, entries] - b[:, entries]).max() <= 1e-6, n.seq
+
+
+def test_the_kept_observations_give_the_next_model_its_own_policy(trees):
+    # The tree keeps the observations of its information sets for the next model (the
+    # training pool asks every few thousand steps): a second model gets its own policy, the
+    # same as from a tree that keeps nothing.
+    _, sub = trees
+    first, second = _random_model(tuple(FEATURES), "tanh"), _random_model(tuple(FEATURES), "tanh", scale=1.5)
+    a, b, fresh = uniform_strategy(sub), uniform_strategy(sub), uniform_strategy(sub)
+    _ppo_batched_strategy(sub, first, a, (0, 1))
+    assert "_observation_plan" in sub.__dict__
+    _ppo_batched_strategy(sub, second, b, (0, 1))
+    _ppo_batched_strategy(dataclasses.replace(sub), second, fresh, (0, 1))   # nothing kept
+    assert all(np.array_equal(x, y) for x, y in zip(b, fresh))
+    assert any(np.abs(x - y).max() > 0.01 for x, y in zip(a, b))   # two models, two policies
 
 
 def test_one_seat_leaves_the_other_uniform(trees):

@@ -28,6 +28,7 @@ Everything saved is written to a temporary file in the same folder and moved int
 from __future__ import annotations
 
 import csv
+import functools
 import io
 import json
 import os
@@ -200,11 +201,11 @@ class OpponentPool:
         now, saved as ``snapshots/br_<timesteps>.npz`` (a ``br:`` table) and added to the pool's
         responses (the newest ``exact_br_keep``); the caller sends the pool."""
         from agents.table import BestResponseAgent
-        from arena.exact import agent_strategy, best_response, build_tree, merge_best, save_table
+        from arena.exact import agent_strategy, best_response, merge_best, save_table
         from envs.engine.rules import get_rules
 
         if self._tree is None:
-            self._tree = build_tree(get_rules(self.cfg.env.game, **self.cfg.env.rule_overrides()))
+            self._tree = exact_tree(get_rules(self.cfg.env.game, **self.cfg.env.rule_overrides()))
         target = PPOAgent.from_model(model, name=f"learner_{timesteps}", deterministic=False)
         strategy = agent_strategy(self._tree, target)
         best = merge_best(self._tree, best_response(self._tree, strategy, 0)[1],
@@ -676,11 +677,11 @@ class Evaluation(EveryTimesteps):
                            "eval/lbr_bb100_ci95_high": est.high,
                            "eval/lbr_seconds": time.perf_counter() - start})
         if cfg.exploitability:
-            from arena.exact import agent_strategy, bb_per_100, build_tree, exploitability
+            from arena.exact import agent_strategy, bb_per_100, exploitability
             from envs.engine.rules import get_rules
 
             if getattr(self, "_tree", None) is None:
-                self._tree = build_tree(get_rules(self.cfg.env.game, **rules))
+                self._tree = exact_tree(get_rules(self.cfg.env.game, **rules))
             start = time.perf_counter()
             value = exploitability(self._tree, agent_strategy(self._tree, make_agent(spec)))[0]
             values["eval/exploitability"] = bb_per_100(self._tree, value)
@@ -711,6 +712,16 @@ class Evaluation(EveryTimesteps):
         low, high = result["ci95"]
         return {"eval/br_bb100": result["exploitability_bb_per_100"], "eval/br_bb100_ci95_low": low,
                 "eval/br_bb100_ci95_high": high, "eval/br_seconds": time.perf_counter() - start}
+
+
+@functools.lru_cache(maxsize=1)
+def exact_tree(rules):
+    """The exact solver's tree of ``rules`` (``arena.exact.build_tree``), one per process: the
+    pool's best responses and the evaluation's exploitability share it, and with it the
+    observations it keeps for the learner's policy (``arena.exact._observation_plan``)."""
+    from arena.exact import build_tree
+
+    return build_tree(rules)
 
 
 def write_now(logger, values: dict[str, Any], step: int) -> None:
