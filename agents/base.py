@@ -31,6 +31,8 @@ each "cannot" by default:
 - :meth:`Agent.strategy_table`: a stored strategy of the exact solver's tree;
 - :meth:`Agent.share_estimator`: a policy computed from the distribution of an equity estimate
   (the exact solver computes it once per card situation);
+- :meth:`Agent.core_network`: its policy as a plain MLP that the compiled core runs (local
+  best response computes the target's policy over its range in the core);
 - :meth:`Agent.batched_follower`: a form that plays every hand slot of one core game at once
   and follows each hand's actions as they are played (local best response's range), for the
   batched training env;
@@ -149,6 +151,14 @@ class Agent(ABC):
     def share_estimator(self) -> Any | None:
         """An object whose ``deal_shares(view)`` and ``estimate_at_least_of(units)`` give this
         agent's policy through ``agents.equity.decision_chances`` (the equity agent), or None."""
+        return None
+
+    def core_network(self) -> tuple[list, bool] | None:
+        """``(layers, deterministic)`` when this agent's policy is the masked softmax (the argmax
+        when ``deterministic``) of a plain MLP on its observation vector (layers ``(weight, bias,
+        activation name)``, activations None, "Tanh" or "ReLU"), which the compiled core can run
+        (local best response's target policy over the range, ``arena.lbr.CoreTargetPolicy``);
+        or None (the default)."""
         return None
 
     def batched_follower(self, game, rules) -> Any | None:

@@ -307,6 +307,14 @@ class PPOAgent(Agent):
         actor = self.actor
         return actor.layers if isinstance(actor, NumpyActor) else None
 
+    def core_network(self) -> tuple[list, bool] | None:
+        """Its network and whether it plays the argmax (``agents.base.Agent.core_network``),
+        when the actor is a NumPy MLP with activations the core knows."""
+        layers = self.numpy_layers if type(self) is PPOAgent else None
+        if layers is None or any(act not in (None, "Tanh", "ReLU") for _, _, act in layers):
+            return None
+        return layers, bool(self.deterministic)
+
     def batched(self, rules) -> PPOAgent:
         """Itself: :meth:`act_slots` is one forward pass over every slot where it acts."""
         return self

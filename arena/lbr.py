@@ -190,15 +190,10 @@ class _TargetPolicy:
 
 
 def core_target_supported(target: Agent) -> bool:
-    """Whether the core computes ``target``'s policy over its range (:class:`CoreTargetPolicy`): a
-    ``ppo`` model whose actor is a plain MLP (``agents.trained.NumpyActor``: ``Linear`` layers
-    with ``Tanh`` or ``ReLU``). Any other target is asked by :class:`_TargetPolicy`."""
-    if type(target).__name__ != "PPOAgent":
-        return False
-    from agents.trained import NumpyActor
-
-    actor = target.actor
-    return type(actor) is NumpyActor and all(act in (None, "Tanh", "ReLU") for _, _, act in actor.layers)
+    """Whether the core computes ``target``'s policy over its range (:class:`CoreTargetPolicy`):
+    the target gives a network the core runs (``agents.base.Agent.core_network``: a ``ppo``
+    model whose actor is a plain MLP). Any other target is asked by :class:`_TargetPolicy`."""
+    return target.core_network() is not None
 
 
 class CoreTargetPolicy:
@@ -215,9 +210,10 @@ class CoreTargetPolicy:
         from envs.observation import WIN_EXACT, WIN_SAMPLES, build_layout
 
         self.rules = rules
-        layout = build_layout(rules, target.features)
+        layers, deterministic = target.core_network()
+        layout = build_layout(rules, target.observation_features)
         self.core = _stud_core.LbrTarget(
-            target.actor.layers, bool(target.deterministic), [(p.name, p.start, p.size) for p in layout],
+            layers, deterministic, [(p.name, p.start, p.size) for p in layout],
             layout.size, rules.max_players, rules.num_streets, num_actions(rules), WIN_SAMPLES, WIN_EXACT)
 
     def spots(self, game, slots, seats, actions, candidates: list[np.ndarray]) -> list[np.ndarray | None]:

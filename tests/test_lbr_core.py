@@ -114,6 +114,28 @@ def test_engine_choice_and_refusals():
     assert not core_target_supported(_model((), activation="elu", seed=7))   # torch runs that one
 
 
+def test_a_subclass_that_decides_otherwise_is_asked_hand_by_hand():
+    # The core runs a target's network only when the target says its policy is that network
+    # (Agent.core_network); a subclass of the ppo agent may decide otherwise (here it always
+    # calls), so local best response must ask it through its own policy.
+    from agents.trained import PPOAgent
+
+    class AlwaysCallingModel(PPOAgent):
+        def policy(self, view, action_mask):
+            out = np.zeros(len(action_mask))
+            out[1] = 1.0
+            return out
+
+        def act(self, view, action_mask):
+            return 1
+
+    network = _model((), seed=8)
+    caller = AlwaysCallingModel(path="x")
+    caller._actor, caller._features = network.actor, network.features
+    assert network.core_network() is not None and caller.core_network() is None
+    assert not LBRAgent(caller).uses_core(get_rules("soko"))
+
+
 def test_the_batched_envs_lbr_plays_the_hand_by_hand_lbrs_hands():
     # The training env's local best response on the core (arena.lbr.BatchedLBR: every slot at
     # once, the range updated from the learner's actions as they are played) against the
