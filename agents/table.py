@@ -32,7 +32,8 @@ from envs.engine.events import BET_KINDS, EventKind
 from envs.engine.game import PlayerView
 from envs.engine.rules import Rules, get_rules
 
-__all__ = ["TableAgent", "tuple_index", "action_ids", "load_table", "CFRAgent", "BestResponseAgent"]
+__all__ = ["TableAgent", "BatchedTable", "tuple_index", "action_ids", "load_table", "CFRAgent",
+           "BestResponseAgent"]
 
 
 def tuple_index(cards, deck_size: int) -> int:
@@ -108,22 +109,24 @@ class TableAgent(Agent):
         if view.rules != self.rules or view.num_players != 2:
             raise ValueError(f"{self.path} plays heads-up {self.meta['game']} "
                              f"{self.meta['rules'] or ''}, not {view.rules.name} with {view.num_players}")
-        node = self.node_of.get(action_ids(view.log))
+        return self._entry_at(action_ids(view.log), view.button, view.up_cards, int(view.hole_cards[0]))
+
+    def _entry_at(self, betting: tuple[int, ...], button: int, up_cards, hole: int) -> tuple[int, np.ndarray]:
+        """(node, the table's entry) for the player to act after ``betting`` (action ids), the
+        button at ``button``, each seat's face-up cards and the player's face-down card."""
+        node = self.node_of.get(betting)
         if node is None:
-            raise ValueError(f"{self.path} has no betting node {action_ids(view.log)}")
-        b = view.button
-        seats = [(b + k) % 2 for k in range(2)]   # relabelled seat k sits at table seat (b + k) % 2
-        up = [view.up_cards[s] for s in seats]
+            raise ValueError(f"{self.path} has no betting node {betting}")
+        seats = [(button + k) % 2 for k in range(2)]   # relabelled seat k sits at table seat (b + k) % 2
+        up = [up_cards[s] for s in seats]
         rnd = self.meta["round"][node]
         public = [self.local[int(up[s][0])] for s in (0, 1)]
         if rnd == 1:
             public += [self.local[int(up[s][1])] for s in (0, 1)]
         pub = tuple_index(public, len(self.deck))
-        hole = self.local[int(view.hole_cards[0])]
-        return node, self.arrays[node][pub, hole]
+        return node, self.arrays[node][pub, self.local[hole]]
 
-    def policy(self, view: PlayerView, action_mask: np.ndarray) -> np.ndarray:
-        node, entry = self._entry(view)
+    def _policy_at(self, node: int, entry: np.ndarray, action_mask: np.ndarray) -> np.ndarray:
         out = np.zeros(len(action_mask))
         legal = self.legal[node]
         if self.probabilities:
@@ -139,13 +142,55 @@ class TableAgent(Agent):
                              f"{np.flatnonzero(action_mask)}")
         return out
 
-    def act(self, view: PlayerView, action_mask: np.ndarray) -> int:
-        probs = self.policy(view, action_mask)
+    def _choose(self, probs: np.ndarray, uniform: float | None) -> int:
+        """The action of ``probs``: the one-hot's for a table of actions, else the draw
+        ``uniform`` (in [0, 1)) through the cumulative probabilities."""
         if not self.probabilities:
             return int(np.argmax(probs))
         cumulative = np.cumsum(probs)
-        return int(min(np.searchsorted(cumulative, self.rng.random() * cumulative[-1], side="right"),
-                       len(probs) - 1))
+        return int(min(np.searchsorted(cumulative, uniform * cumulative[-1], side="right"), len(probs) - 1))
+
+    def policy(self, view: PlayerView, action_mask: np.ndarray) -> np.ndarray:
+        return self._policy_at(*self._entry(view), action_mask)
+
+    def act(self, view: PlayerView, action_mask: np.ndarray) -> int:
+        probs = self.policy(view, action_mask)
+        return self._choose(probs, self.rng.random() if self.probabilities else None)
+
+    def batched(self, rules: Rules) -> BatchedTable | None:
+        """Its form for many hand slots of the core (``agents.base.Agent.batched``) in hands of
+        its table's rules, for this class and its subclasses that decide as it does."""
+        decides = all(getattr(type(self), m) is getattr(TableAgent, m)
+                      for m in ("act", "policy", "_entry", "_entry_at", "_policy_at", "_choose"))
+        return BatchedTable(self) if decides and rules == self.rules else None
+
+
+class BatchedTable:
+    """A :class:`TableAgent` deciding in many hand slots of an ``envs.batched.BatchedGame`` at
+    once (``agents.base.BatchedPolicy``): per slot the betting node from the game's action ids
+    (``BatchedGame.betting``) and the cards from the core's hand, then the table's entry, as
+    :meth:`TableAgent.act` on a reference copy of the hand. A table of actions (``br:``) makes
+    the same decisions; a table of probabilities draws one uniform per slot from ``rng``."""
+
+    observation_features = None   # it reads the core's hands, not observation rows
+
+    def __init__(self, table: TableAgent) -> None:
+        self.table = table
+
+    def act_slots(self, game, slots, *, rng: np.random.Generator, stream=None) -> np.ndarray:
+        t = self.table
+        if game.num_players != 2:
+            raise ValueError(f"{t.path} plays heads-up, not at {game.num_players} seats")
+        slots = np.asarray(slots, dtype=np.int64)
+        uniforms = rng.random(len(slots)) if t.probabilities else [None] * len(slots)
+        out = np.empty(len(slots), dtype=np.int64)
+        for i, slot in enumerate(slots.tolist()):
+            state = game.state(slot)
+            seat = state["current_player"]
+            node, entry = t._entry_at(game.betting(slot), state["button"], state["up_cards"],
+                                      int(state["hole_cards"][seat][0]))
+            out[i] = t._choose(t._policy_at(node, entry, game.action_mask[slot]), uniforms[i])
+        return out
 
 
 class CFRAgent(TableAgent):

@@ -212,6 +212,10 @@ class BatchedGame:
         self.payoffs = np.zeros((n, num_players), dtype=np.int32)
         self.dones = np.zeros(n, dtype=np.bool_)
         self._core.bind(self.current_player, self.action_mask, self.pot, self.payoffs, self.dones)
+        # The action ids played in each slot's hand so far (betting()): a hand has at most
+        # (max_raises + 3) actions per seat and street in fixed limit; more marks it unknown.
+        self._betting = np.zeros((n, rules.num_streets * num_players * (rules.max_raises + 3)), dtype=np.int8)
+        self._betting_count = np.zeros(n, dtype=np.int64)
         self.layout = None
         self.observations = None
         if observation_features and not observations:
@@ -249,12 +253,36 @@ class BatchedGame:
         for later hands too."""
         self._core.reset(seeds=None if seeds is None else np.asarray(seeds, dtype=np.uint64),
                          decks=decks, buttons=buttons, stacks=stacks)
+        self._betting_count[:] = 0
 
     def step(self, actions) -> None:
         """Play one action id per hand (a negative id: leave that hand alone; a finished hand,
         without auto reset, ignores its id). An illegal id is a ValueError naming the hand; the
         other hands have moved on."""
-        self._core.step(np.asarray(actions, dtype=np.int64))
+        a = np.asarray(actions, dtype=np.int64)
+        if a.shape != (self.n,):
+            self._core.step(a)   # the core's error: one id per hand
+        # The hands that will take their id (legal ones; the core leaves an illegal one as it was).
+        rows = np.flatnonzero((a >= 0) & (a < self.num_actions) & (self.current_player >= 0))
+        rows = rows[self.action_mask[rows, a[rows]] == 1]
+        try:
+            self._core.step(a)
+        finally:
+            at = self._betting_count[rows]
+            fits = at < self._betting.shape[1]
+            self._betting[rows[fits], at[fits]] = a[rows[fits]]
+            self._betting_count[rows] += 1
+            if self._core.auto_reset:
+                self._betting_count[rows[self.dones[rows]]] = 0   # dealt again
+
+    def betting(self, i: int) -> tuple[int, ...]:
+        """The action ids played in hand ``i`` so far, in order (as ``Game.log``'s actions:
+        the bring-in is a check/call id). A ValueError for a hand with more actions than fixed
+        limit allows (no-limit raising on and on), whose betting is not kept."""
+        count = int(self._betting_count[i])
+        if count > self._betting.shape[1]:
+            raise ValueError(f"hand {i} has {count} actions, more than the {self._betting.shape[1]} kept")
+        return tuple(self._betting[i, :count].tolist())
 
     def raise_to_amounts(self, i: int) -> tuple[int, ...]:
         """The raise-to totals behind ids 2, 3, ... in hand ``i`` (as ``Game.raise_to_amounts``)."""

@@ -116,7 +116,7 @@ def test_tag_refuses_a_hand_with_nobody_to_act():
 # The VecEnv
 
 from agents.heuristic import CallAgent, RaiseAgent  # noqa: E402
-from envs.actions import CHECK_CALL  # noqa: E402
+from envs.actions import CHECK_CALL, FOLD  # noqa: E402
 from envs.single_agent import SingleAgentEnv  # noqa: E402
 from train.batched_vec import BatchedVecEnv, make_batched_vec_env, unsupported  # noqa: E402
 
@@ -334,7 +334,8 @@ def test_refused_opponents_and_configs_name_the_reason(tmp_path):
     with pytest.raises(ValueError, match="weights"):
         env.set_opponents(["random"], [-1])
     env.set_opponents([EquityAgent(samples=10)])                           # equity has one now
-    tree = build_tree(get_rules("soko_mini", deck_ranks="KA", max_raises=1))   # a CFR table: no batched form
+    # A strategy table of another game has no batched form for this one (the config is Soko's).
+    tree = build_tree(get_rules("soko_mini", deck_ranks="KA", max_raises=1))
     table = save_table(tree, tmp_path / "s.npz", probabilities=uniform_strategy(tree))
     unbatched = f'opponents.baselines={{"cfr:{table}": 1}}'
     assert "no batched form" in unsupported(load_config(overrides=[unbatched]))
@@ -560,3 +561,69 @@ def test_local_best_response_trains_against_in_the_batched_env():
         hands += int(dones.sum())
         assert all(sum(info["payoffs"]) == 0 for info, done in zip(infos, dones) if done)
     assert hands > 100 and total / hands < -0.1   # LBR value-bets its good cards against a caller
+
+
+def _solved_tables(tmp_path):
+    """A best response (actions) and a strategy (probabilities) of soko_mini on 8 cards."""
+    from arena.exact import best_response, build_tree, merge_best, save_table, uniform_strategy
+
+    rules = get_rules("soko_mini", deck_ranks="KA")
+    tree = build_tree(rules)
+    target = uniform_strategy(tree)
+    best = merge_best(tree, best_response(tree, target, 0)[1], best_response(tree, target, 1)[1])
+    rng = np.random.default_rng(4)
+    mixed = [rng.random(s.shape) for s in target]
+    return rules, save_table(tree, tmp_path / "br.npz", actions=best), save_table(tree, tmp_path / "s.npz",
+                                                                               probabilities=mixed)
+
+
+def test_strategy_tables_play_every_slot_at_once_as_they_play_hand_by_hand(tmp_path):
+    """A br: table decides for many slots from the core's hands and the game's action ids
+    (agents.table.BatchedTable): the same hands, actions and rewards as the table played on a
+    reference copy of each hand (a subclass that overrides act has no batched form); a cfr:
+    table (probabilities) draws its own uniforms, so it plays the same distribution."""
+    from agents.registry import make_agent
+    from agents.table import BestResponseAgent
+
+    rules, br, mixed = _solved_tables(tmp_path)
+
+    class OnACopy(BestResponseAgent):
+        def act(self, view, action_mask):
+            return super().act(view, action_mask)
+
+    batched, copy_ = make_agent(f"br:{br}"), OnACopy(path=str(br))
+    assert batched.batched(rules) is not None and copy_.batched(rules) is None
+    assert batched.batched(get_rules("soko")) is None     # another game's hands: not its table
+    core = BatchedVecEnv(rules, 2, 16, opponents=[batched, "random"], seed=2)
+    hand_by_hand = BatchedVecEnv(rules, 2, 16, opponents=[copy_, "random"], seed=2)
+    np.testing.assert_array_equal(_trajectory(core, steps=80), _trajectory(hand_by_hand, steps=80))
+    assert core._copies == {}                              # nothing played hand by hand
+    # The mixed table's choices in one step: from its probabilities at each slot's spot.
+    game = BatchedGame(rules, 2, 64)
+    game.reset(seeds=np.arange(64))
+    game.step(np.ones(64, dtype=np.int64))                 # everyone checks/calls (or posts)
+    table = make_agent(f"cfr:{mixed}")
+    picks = table.batched(rules).act_slots(game, np.arange(64), rng=np.random.default_rng(0))
+    for slot, pick in enumerate(picks.tolist()):
+        state = game.state(slot)
+        seat = state["current_player"]
+        node, entry = table._entry_at(game.betting(slot), state["button"], state["up_cards"],
+                                      state["hole_cards"][seat][0])
+        assert game.betting(slot) == (1,) and table._policy_at(node, entry, game.action_mask[slot])[pick] > 0
+
+
+def test_the_core_keeps_each_hands_action_ids():
+    # BatchedGame.betting: the ids each hand took, a new hand starting empty; an illegal id in
+    # one hand (left as it was) does not enter its betting, the others' ids do.
+    g = BatchedGame("soko", 2, 3)
+    g.reset(seeds=[1, 2, 3])
+    assert [g.betting(i) for i in range(3)] == [(), (), ()]
+    g.step([1, 1, -1])
+    assert [g.betting(i) for i in range(3)] == [(1,), (1,), ()]
+    assert g.action_mask[0, FOLD] == 1                     # facing the bring-in
+    g.step([FOLD, -1, 1])                                  # hand 0 ends and is dealt again
+    assert g.dones[0] and g.betting(0) == () and g.betting(2) == (1,)
+    illegal = 9
+    with pytest.raises(ValueError, match="not legal in hand 1"):
+        g.step([-1, illegal, 1])
+    assert g.betting(1) == (1,) and g.betting(2) == (1, 1)
