@@ -813,9 +813,12 @@ def _views(tree: Tree, view, rnd: int, sel: np.ndarray):
 
 
 def save_table(tree: Tree, path: str | Path, *, probabilities: list[np.ndarray] | None = None,
-               actions: dict[int, np.ndarray] | None = None) -> Path:
+               actions: dict[int, np.ndarray] | None = None, compress: bool = True) -> Path:
     """Write a strategy table (``agents/table.py``): ``probabilities`` (a cfr: agent, float16)
-    or ``actions`` (a br: agent, the chosen index per node; nodes missing say nothing)."""
+    or ``actions`` (a br: agent, the chosen index per node; nodes missing say nothing).
+    ``compress=False`` writes the arrays as they are (a ``soko_mini`` br table: 12.9 MB instead
+    of 1.1 MB, written in 0.05 s instead of 1.5 s on a loaded machine; training's refreshes
+    write so)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     meta = {"game": tree.rules.name, "rules": rules_overrides(tree.rules),
@@ -829,7 +832,7 @@ def save_table(tree: Tree, path: str | Path, *, probabilities: list[np.ndarray] 
         else:
             shape = (len(tree.pubs[n.round]), tree.size)
             arrays[f"n{i}"] = actions.get(i, np.full(shape, -1, dtype=np.int8)).astype(np.int8)
-    np.savez_compressed(path, meta=json.dumps(meta), **arrays)
+    (np.savez_compressed if compress else np.savez)(path, meta=json.dumps(meta), **arrays)
     return path
 
 

@@ -210,7 +210,9 @@ class OpponentPool:
         strategy = agent_strategy(self._tree, target)
         best = merge_best(self._tree, best_response(self._tree, strategy, 0)[1],
                           best_response(self._tree, strategy, 1)[1])
-        path = save_table(self._tree, self.snapshot_dir / f"br_{timesteps}.npz", actions=best)
+        # Uncompressed: compressing took about a fifth of each refresh, and only the newest
+        # exact_br_keep files stay.
+        path = save_table(self._tree, self.snapshot_dir / f"br_{timesteps}.npz", actions=best, compress=False)
         agent = BestResponseAgent(path=str(path))
         agent.name = path.stem
         self.best_responses.append((timesteps, path, agent))
