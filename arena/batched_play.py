@@ -95,7 +95,7 @@ def play_groups(rules: Rules, agents: Sequence[Agent], deals: Sequence[tuple[lis
     features = next((tuple(f.observation_features) for f, r in zip(forms, reading) if r), ())
     slots = len(deals) * n
     game = BatchedGame(rules, n, slots, auto_reset=False, observations=any(reading),
-                       observation_features=features)
+                       observation_features=features, keep_betting=True)   # strategy tables read it
     followers = [None if f is not None else a.batched_follower(game, rules) for a, f in zip(agents, forms)]
     rotation = np.tile(np.arange(n), len(deals))                        # slot -> rotation
     position = (np.arange(n)[None, :] - rotation[:, None]) % n          # (slot, seat) -> table position

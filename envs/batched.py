@@ -195,7 +195,8 @@ class BatchedGame:
     GIL is released during a step either way, so other Python threads run meanwhile)."""
 
     def __init__(self, rules: Rules | str, num_players: int, n: int, *, auto_reset: bool = True,
-                 observations: bool = False, observation_features=(), threads: int = 1) -> None:
+                 observations: bool = False, observation_features=(), threads: int = 1,
+                 keep_betting: bool = False) -> None:
         self.rules = rules = get_rules(rules)
         check_players(rules, num_players)
         self.num_players = num_players
@@ -212,8 +213,10 @@ class BatchedGame:
         self.payoffs = np.zeros((n, num_players), dtype=np.int32)
         self.dones = np.zeros(n, dtype=np.bool_)
         self._core.bind(self.current_player, self.action_mask, self.pot, self.payoffs, self.dones)
-        # The action ids played in each slot's hand so far (betting()): a hand has at most
-        # (max_raises + 3) actions per seat and street in fixed limit; more marks it unknown.
+        # With keep_betting, the action ids played in each slot's hand so far (betting()): a hand
+        # has at most (max_raises + 3) actions per seat and street in fixed limit; more marks it
+        # unknown. Off by default: the bookkeeping costs about as much as the core's step itself.
+        self.keep_betting = keep_betting
         self._betting = np.zeros((n, rules.num_streets * num_players * (rules.max_raises + 3)), dtype=np.int8)
         self._betting_count = np.zeros(n, dtype=np.int64)
         self.layout = None
@@ -260,8 +263,9 @@ class BatchedGame:
         without auto reset, ignores its id). An illegal id is a ValueError naming the hand; the
         other hands have moved on."""
         a = np.asarray(actions, dtype=np.int64)
-        if a.shape != (self.n,):
-            self._core.step(a)   # the core's error: one id per hand
+        if not self.keep_betting or a.shape != (self.n,):
+            self._core.step(a)   # (a wrong shape: the core's error, one id per hand)
+            return
         # The hands that will take their id (legal ones; the core leaves an illegal one as it was).
         rows = np.flatnonzero((a >= 0) & (a < self.num_actions) & (self.current_player >= 0))
         rows = rows[self.action_mask[rows, a[rows]] == 1]
@@ -278,7 +282,10 @@ class BatchedGame:
     def betting(self, i: int) -> tuple[int, ...]:
         """The action ids played in hand ``i`` so far, in order (as ``Game.log``'s actions:
         the bring-in is a check/call id). A ValueError for a hand with more actions than fixed
-        limit allows (no-limit raising on and on), whose betting is not kept."""
+        limit allows (no-limit raising on and on), whose betting is not kept, or for a game made
+        without ``keep_betting=True``."""
+        if not self.keep_betting:
+            raise ValueError("this BatchedGame does not keep the betting: make it with keep_betting=True")
         count = int(self._betting_count[i])
         if count > self._betting.shape[1]:
             raise ValueError(f"hand {i} has {count} actions, more than the {self._betting.shape[1]} kept")

@@ -599,7 +599,7 @@ def test_strategy_tables_play_every_slot_at_once_as_they_play_hand_by_hand(tmp_p
     np.testing.assert_array_equal(_trajectory(core, steps=80), _trajectory(hand_by_hand, steps=80))
     assert core._copies == {}                              # nothing played hand by hand
     # The mixed table's choices in one step: from its probabilities at each slot's spot.
-    game = BatchedGame(rules, 2, 64)
+    game = BatchedGame(rules, 2, 64, keep_betting=True)
     game.reset(seeds=np.arange(64))
     game.step(np.ones(64, dtype=np.int64))                 # everyone checks/calls (or posts)
     table = make_agent(f"cfr:{mixed}")
@@ -615,7 +615,9 @@ def test_strategy_tables_play_every_slot_at_once_as_they_play_hand_by_hand(tmp_p
 def test_the_core_keeps_each_hands_action_ids():
     # BatchedGame.betting: the ids each hand took, a new hand starting empty; an illegal id in
     # one hand (left as it was) does not enter its betting, the others' ids do.
-    g = BatchedGame("soko", 2, 3)
+    with pytest.raises(ValueError, match="keep_betting=True"):
+        BatchedGame("soko", 2, 3).betting(0)
+    g = BatchedGame("soko", 2, 3, keep_betting=True)
     g.reset(seeds=[1, 2, 3])
     assert [g.betting(i) for i in range(3)] == [(), (), ()]
     g.step([1, 1, -1])

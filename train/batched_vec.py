@@ -155,7 +155,7 @@ class BatchedVecEnv(VecEnv):
             raise ValueError(f"a BatchedVecEnv needs at least one hand slot, not {n!r}")
         self.features = tuple(observation_features)
         self.game = BatchedGame(rules, num_players, n, observations=True, observation_features=self.features,
-                                threads=threads)
+                                threads=threads, keep_betting=True)   # strategy tables read it
         self.num_players = num_players
         self.big_bet = rules.big_bet
         size = self.game.observations.shape[1]
