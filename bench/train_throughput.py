@@ -1,16 +1,19 @@
 """Training throughput: env-steps a second of MaskablePPO learning, ours against the tutorial,
-and the batched training env (``train/batched_vec.py``) against today's single-agent pipeline.
+and the training env (``train/batched_vec.py``, hands on the compiled core) against
+``SingleAgentEnv`` copies in SB3's ``DummyVecEnv`` (the single-agent pipeline it replaced).
 
 Runs in one process, interleaved one rollout-plus-update at a time (so a busy machine slows
 every setup alike):
 
 - **ours**: the default experiment, ``configs/soko_ppo.yaml`` (Soko heads-up, its opponent
   pool, its PPO settings, envs and torch threads), through ``train.ppo.training_env`` exactly
-  as ``train/ppo.py`` builds it (with its observation features; ``pipeline: auto`` takes the
-  batched env);
+  as ``train/ppo.py`` builds it (with its observation features);
 - **single_agent / batched**: the same config (its observation features and its pool, equity
-  included), once on the single-agent pipeline (``ppo.pipeline=single_agent``: 16
-  ``SingleAgentEnv`` in ``DummyVecEnv``) and once on the batched env for each slot count of
+  included), once as ``--single-envs`` (16) ``envs.single_agent.SingleAgentEnv`` in SB3's
+  ``DummyVecEnv`` (the reference: the single-agent pipeline training had until 2026-12-04,
+  built here without that pipeline's cached masks, so its rate is somewhat lower than the
+  pipeline's was and the ratios are not comparable with figures from before that date) and
+  once on the batched env for each slot count of
   ``--slots`` (the config's own count is the **ours** row), each with ``n_steps`` = the
   config's rollout size / slots, so every setup learns from rollouts of the same size;
   ``--no-features`` measures these rows without the observation features (the comparison
@@ -40,10 +43,10 @@ opponents' actions happen inside it), one player's action in the tutorial (it pl
 seats). The time covers rollouts and gradient updates; the first rollout of each is warm-up.
 A second table splits each of ours into the env (``VecEnv`` step and mask calls, opponents
 included), the rest of SB3's rollout collection (policy forward passes, buffers, callbacks)
-and the gradient updates. Extra rows (``--variants``) measure other vectorizations of ours.
+and the gradient updates.
 
     .venv/bin/python bench/train_throughput.py [--rounds 4] [--slots 16 256] [--env-threads 1 2]
-        [--no-features] [--variants] [--observe-every-seat] [--env-step-cost [--env-seconds 2]
+        [--single-envs 16] [--no-features] [--observe-every-seat] [--env-step-cost [--env-seconds 2]
         [--snapshot MODEL]] [--quick]
 
 Targets: ours at least 2x the tutorial's best (issue #5); the batched env at least 4x the
@@ -58,7 +61,6 @@ import os
 import sys
 import time
 import types
-from dataclasses import replace
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -169,6 +171,42 @@ def our_model(cfg: Config, seed: int = 0) -> MaskablePPO:
                        policy_kwargs=_policy_kwargs(cfg), seed=seed, verbose=0)
 
 
+def single_agent_model(cfg: Config, n_envs: int, seed: int = 0) -> MaskablePPO:
+    """The reference: ``n_envs`` ``SingleAgentEnv`` copies of the config's game in SB3's
+    ``DummyVecEnv``, each with the config's pool at step 0 (its own generators), n_steps the
+    config's rollout size / ``n_envs``."""
+    import numpy as np
+
+    from envs.engine.rules import get_rules
+    from envs.single_agent import GAMES, SingleAgentEnv
+    from train.opponents import build_pool
+    from train.vec import EpisodeMonitor
+
+    ppo = cfg.ppo
+    family = next(g for g, presets in GAMES.items() if cfg.env.game in presets)
+    rules = get_rules(cfg.env.game, **cfg.env.rule_overrides())
+
+    def make(i: int):
+        def thunk():
+            env = SingleAgentEnv(family, rules=rules, num_players=cfg.env.players,
+                                 observation_features=tuple(cfg.env.observation_features))
+            pool, weights = build_pool(cfg.opponents.baselines, [], self_play_weight=0.0,
+                                       seed=np.random.SeedSequence(seed, spawn_key=(0, i)), rules=rules)
+            env.set_opponents(pool, weights)
+            env.reset(seed=seed + i)
+            return env
+        return thunk
+
+    venv = EpisodeMonitor(DummyVecEnv([make(i) for i in range(n_envs)]))
+    venv.seed(seed)
+    return MaskablePPO("MlpPolicy", venv, learning_rate=_learning_rate(cfg),
+                       n_steps=max(1, ppo.n_steps * ppo.n_envs // n_envs), batch_size=ppo.batch_size,
+                       n_epochs=ppo.n_epochs, gamma=ppo.gamma, gae_lambda=ppo.gae_lambda,
+                       clip_range=ppo.clip_range, ent_coef=ppo.ent_coef, vf_coef=ppo.vf_coef,
+                       max_grad_norm=ppo.max_grad_norm, policy_kwargs=_policy_kwargs(cfg), seed=seed,
+                       verbose=0)
+
+
 # ----------------------------------------------------------------------------------------
 
 
@@ -274,8 +312,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--config", default=str(REPO / "configs" / "soko_ppo.yaml"))
     parser.add_argument("--rounds", type=int, default=4,
                         help="measured rollouts per setup (after one warm-up)")
-    parser.add_argument("--variants", action="store_true",
-                        help="also measure ours with other n_envs / vec_env choices")
+    parser.add_argument("--single-envs", type=int, default=16,
+                        help="SingleAgentEnv copies of the reference row (n_steps = rollout size / copies)")
     parser.add_argument("--tutorial-n-steps", type=int, default=2048,
                         help="the tutorial's rollout length per env (its default, SB3's, is 2048)")
     parser.add_argument("--one-thread-tutorial-only", action="store_true",
@@ -325,29 +363,27 @@ def main(argv: list[str] | None = None) -> None:
         return
     tutorial_steps = args.tutorial_n_steps
     threads = cfg.ppo.torch_threads
-    from train.batched_vec import BatchedVecEnv
     setups = [
-        Setup(f"ours: {Path(args.config).name}", our_model(cfg), threads=threads, validate=False),
+        Setup(f"ours: {Path(args.config).name} ({cfg.ppo.n_envs} x batched)", our_model(cfg), threads=threads,
+              validate=False),
     ]
-    kind = "batched" if isinstance(setups[0].model.get_env().unwrapped, BatchedVecEnv) else cfg.ppo.vec_env
-    setups[0].label += f" ({cfg.ppo.n_envs} x {kind})"
-    # The single-agent pipeline and the batched env on the same config (or without features).
+    # The single-agent reference and the batched env on the same config (or without features).
     features = ["env.observation_features=[]"] if args.no_features else []
     tag = ", no features" if args.no_features else ""
-    plain = load_checked_config(args.config, overrides=[*features, "ppo.pipeline=single_agent"])
+    plain = load_checked_config(args.config, overrides=features)
     rollout = plain.ppo.n_steps * plain.ppo.n_envs
-    single = Setup(f"single_agent{tag} ({plain.ppo.n_envs} x {plain.ppo.vec_env})", our_model(plain),
-                   threads=threads, validate=False)
+    single = Setup(f"single_agent{tag} ({args.single_envs} x DummyVecEnv)",
+                   single_agent_model(plain, args.single_envs), threads=threads, validate=False)
     batched = []
     for slots in args.slots:
         for n in env_threads:
-            same_as_ours = (kind == "batched" and not args.no_features and slots == cfg.ppo.n_envs
+            same_as_ours = (not args.no_features and slots == cfg.ppo.n_envs
                             and rollout // slots == cfg.ppo.n_steps and n == cfg.ppo.env_threads)
             if same_as_ours:
                 batched.append(setups[0])
                 continue
             variant = load_checked_config(
-                args.config, overrides=[*features, "ppo.pipeline=batched", f"ppo.env_threads={n}",
+                args.config, overrides=[*features, f"ppo.env_threads={n}",
                                         f"ppo.n_envs={slots}", f"ppo.n_steps={max(1, rollout // slots)}"])
             batched.append(Setup(f"batched{tag} ({slots} slots x {variant.ppo.n_steps}, {n} env thread"
                                  f"{'s' if n > 1 else ''})", our_model(variant), threads=threads,
@@ -356,7 +392,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.observe_every_seat:
         for b in batched:
             variant = load_checked_config(
-                args.config, overrides=[*features, "ppo.pipeline=batched",
+                args.config, overrides=[*features,
                                         f"ppo.env_threads={b.model.get_env().unwrapped.game.threads}",
                                         f"ppo.n_envs={b.model.n_envs}", f"ppo.n_steps={b.model.n_steps}"])
             twin = Setup(f"batched{tag}, every seat ({b.model.n_envs} slots x {b.model.n_steps})",
@@ -373,14 +409,6 @@ def main(argv: list[str] | None = None) -> None:
         ]
     setups.append(Setup("tutorial, 4 envs, 1 torch thread", tutorial_model(4, n_steps=tutorial_steps),
                         threads=1, validate=True))
-    if args.variants:
-        for n_envs, kind in ((4, "dummy"), (8, "dummy"), (16, "dummy"), (4, "subproc")):
-            if (n_envs, kind) == (cfg.ppo.n_envs, cfg.ppo.vec_env):
-                continue
-            ppo = replace(cfg.ppo, n_envs=n_envs, vec_env=kind, start_method="fork", pipeline="single_agent",
-                          n_steps=cfg.ppo.n_steps * cfg.ppo.n_envs // n_envs)
-            variant = replace(cfg, ppo=ppo)
-            setups.append(Setup(f"ours, {n_envs} x {kind}", our_model(variant), threads=1, validate=False))
 
     print(f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f}; torch default threads "
           f"{DEFAULT_THREADS}; {args.rounds} measured rollouts each, interleaved", flush=True)

@@ -118,7 +118,7 @@ def test_tag_refuses_a_hand_with_nobody_to_act():
 from agents.heuristic import CallAgent, RaiseAgent  # noqa: E402
 from envs.actions import CHECK_CALL, FOLD  # noqa: E402
 from envs.single_agent import SingleAgentEnv  # noqa: E402
-from train.batched_vec import BatchedVecEnv, make_batched_vec_env, unsupported  # noqa: E402
+from train.batched_vec import BatchedVecEnv, make_batched_vec_env  # noqa: E402
 
 POOL = ["random", CallAgent(), RaiseAgent(), TagAgent()]
 
@@ -317,47 +317,81 @@ def test_the_observation_features_are_written_for_the_learner():
     assert ((wp > 0) & (wp < 1)).all() and (obs[:, layout.slice("hand_class")].sum(axis=1) == 1).all()
 
 
-def test_refused_opponents_and_configs_name_the_reason(tmp_path):
+def test_refused_opponents_name_the_reason_and_every_agent_plays(tmp_path):
     from agents.equity import EquityAgent
-    from arena.exact import build_tree, save_table, uniform_strategy
     from train.config import ConfigError, load_config
-    from train.ppo import check_pipeline, training_env
-    from train.vec import VecMaskCache
+    from train.ppo import training_env
 
     class Cautious(EquityAgent):   # a subclass may act otherwise: it plays hand by hand
         pass
 
     env = BatchedVecEnv("soko", 2, 2)
     env.set_opponents([Cautious()])
+    assert env._forms == [None]
     with pytest.raises(ValueError, match="'tight' is not an agent"):
         env.set_opponents(["tight"])
     with pytest.raises(ValueError, match="weights"):
         env.set_opponents(["random"], [-1])
     env.set_opponents([EquityAgent(samples=10)])                           # equity has one now
-    # A strategy table of another game has no batched form for this one (the config is Soko's).
-    tree = build_tree(get_rules("soko_mini", deck_ranks="KA", max_raises=1))
-    table = save_table(tree, tmp_path / "s.npz", probabilities=uniform_strategy(tree))
-    unbatched = f'opponents.baselines={{"cfr:{table}": 1}}'
-    assert "no batched form" in unsupported(load_config(overrides=[unbatched]))
-    assert unsupported(load_config(overrides=["opponents.baselines={\"equity:samples=50\": 1}"])) is None
-    assert unsupported(load_config(
-        overrides=["opponents.baselines={\"tag:raise_shift=2\": 1, tag: 1}"])) is None
-    assert unsupported(load_config(overrides=["env.observation_features=[hand_class]"])) is None
-    # Checked where the pipeline is chosen (train/config.py holds the schema and the ranges).
-    batched_only = load_config(overrides=["ppo.pipeline=batched", unbatched])
-    with pytest.raises(ConfigError, match="ppo.pipeline is batched, but"):
-        check_pipeline(batched_only)
-    with pytest.raises(ConfigError, match="ppo.pipeline is batched, but"):
-        training_env(batched_only)
-    with pytest.raises(ConfigError, match="ppo.pipeline must be one of"):
-        load_config(overrides=["ppo.pipeline=fast"])
-    # auto: the batched env when it can (the default config, equity in its pool), else the
-    # single-agent envs
+    assert env._forms[0] is not None
+    # The training env is the batched one for every config; the keys that chose another are
+    # dropped from old run folders when they meant this one, and refused otherwise.
     assert isinstance(training_env(load_config()).unwrapped, BatchedVecEnv)
     assert isinstance(training_env(load_config("configs/soko_ppo.yaml")).unwrapped, BatchedVecEnv)
-    fallback = training_env(load_config(overrides=[unbatched]))
-    assert isinstance(fallback.venv, VecMaskCache)
-    assert isinstance(training_env(load_config(overrides=["ppo.pipeline=single_agent"])).venv, VecMaskCache)
+    assert load_config(overrides=["ppo.pipeline=auto", "ppo.vec_env=dummy"]) == load_config()
+    with pytest.raises(ConfigError, match="ppo.pipeline 'single_agent' is no longer a choice"):
+        load_config(overrides=["ppo.pipeline=single_agent"])
+    with pytest.raises(ConfigError, match="ppo.vec_env 'subproc' is no longer a choice"):
+        load_config(overrides=["ppo.vec_env=subproc"])
+
+
+def test_a_smaller_pool_lets_the_hands_under_way_finish_with_their_opponents():
+    """A pool that shrinks (entries of weight 0 are left out of a training pool) used to crash
+    on the hands begun under the larger one: an index past the new pool's end."""
+    old = ["random", CallAgent(), RaiseAgent(), TagAgent()]
+    env = BatchedVecEnv("soko", 2, 16, opponents=old, seed=2)
+    env.reset()
+    needed = int(env.seat_opponents.max()) + 1
+    assert needed >= 3
+    env.set_opponents([CallAgent()])
+    assert env._drawable == 1 and len(env.opponents) == needed
+    assert all(env.opponents[i] is old[i] for i in range(1, needed))   # the earlier pool's entries
+    for _ in range(40):
+        masks = env.action_masks()
+        env.step_async(np.array([int(np.flatnonzero(m)[0]) for m in masks]))
+        env.step_wait()
+    # Every hand dealt since then has the new pool's one entry in its opponent seats.
+    seats = env.seat_opponents[env.seat_opponents >= 0]
+    assert (seats == 0).all()
+
+
+def test_a_ppo_opponent_with_other_observation_pieces_plays_hand_by_hand():
+    """A model that reads other pieces than the env's core writes cannot take the core's
+    observations: it plays on a reference copy of each hand, encoding its own (as it does in
+    SingleAgentEnv), instead of being refused."""
+    from envs.observation import build_layout
+
+    rules = get_rules("soko")
+    plain = build_layout(rules, ()).size
+    batched: list = []
+    agent = _recording_ppo(plain, BatchedGame("soko", 2, 1).num_actions, batched)
+    agent._features = ()
+    own: list = []
+    choose = agent.choose
+
+    def recorded(observation, mask):
+        own.append(np.array(observation))
+        return choose(observation, mask)
+
+    agent.choose = recorded
+    env = BatchedVecEnv("soko", 2, 4, observation_features=["hand_class"], opponents=[agent], seed=3)
+    assert env._forms == [None] and env.observation_space.shape[0] > plain
+    env.reset()
+    for _ in range(20):
+        masks = env.action_masks()
+        env.step_async(np.array([int(np.flatnonzero(m)[-1]) for m in masks]))
+        env.step_wait()
+    assert not batched and len(own) > 10 and all(o.shape == (plain,) for o in own)
 
 
 def test_a_short_maskable_ppo_run_learns_on_it():
@@ -407,13 +441,15 @@ def test_the_episode_monitor_gives_vec_monitors_infos():
     assert episodes > 100 and envs[0].episode_count == envs[1].episode_count == episodes
 
 
-@pytest.mark.parametrize("pipeline", ["batched", "single_agent"])
-def test_a_training_run_on_either_pipeline(tmp_path, pipeline):
+def test_a_training_run_with_snapshots_and_a_hand_by_hand_opponent(tmp_path):
     from tests.test_train import smoke
     from train.ppo import main
 
-    cfg = smoke(tmp_path, f"ppo.pipeline={pipeline}", "run.total_timesteps=512", "eval.every=0",
-                "opponents.self_play.every=256")
+    # The local best response to a card_planes snapshot has no batched form (the core runs plain
+    # MLPs only): it plays hand by hand beside the batched opponents.
+    cfg = smoke(tmp_path, "run.total_timesteps=512", "eval.every=0", "opponents.self_play.every=256",
+                "ppo.features_extractor=card_planes", "opponents.self_play.lbr=0.5",
+                "opponents.self_play.lbr_samples=4")
     run_dir = main(cfg, command=["python", "train/ppo.py"], progress=False)
     assert (run_dir / "final_model.zip").exists()
     assert len(list((run_dir / "snapshots").glob("snapshot_*.zip"))) >= 1   # snapshots joined the pool

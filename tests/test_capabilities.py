@@ -19,7 +19,7 @@ from arena.exact import _view_strategy, agent_strategy, build_tree, exploitabili
 from arena.lbr import LBRAgent
 from arena.match import play_match
 from envs.engine.rules import get_rules
-from train.batched_vec import BatchedVecEnv, unsupported
+from train.batched_vec import BatchedVecEnv
 
 
 def _choice(mask) -> int:
@@ -137,10 +137,12 @@ def test_the_batched_training_env_plays_a_new_agent_for_all_its_slots():
 
 def test_registered_it_plays_a_tournament_and_trains_batched(monkeypatch):
     # Adding an agent touches agents/ and the registry only: once registered, its spec plays a
-    # tournament, and the pipeline check asks the agent whether it has a batched form.
+    # tournament, and a training run has it in its pool (in batches or hand by hand).
     from agents import registry
     from arena.tournament import TournamentConfig, run_tournament
     from train.config import load_config
+    from train.ppo import training_env
+    from train.vec import set_pool
 
     monkeypatch.setitem(registry.AGENTS, "prober", (Prober, Prober, None, "bets when checked to"))
     monkeypatch.setitem(registry.AGENTS, "plain",
@@ -151,8 +153,11 @@ def test_registered_it_plays_a_tournament_and_trains_batched(monkeypatch):
     # The same player in both seats of every duplicate deal: exactly even; against the calling
     # station it bets whenever checked to, so chips move.
     assert result.crosstable["prober"]["plain"].mean == 0 and result.crosstable["prober"]["call"].mean != 0
-    assert unsupported(load_config(overrides=['opponents.baselines={"prober": 1}'])) is None
-    assert "no batched form" in unsupported(load_config(overrides=['opponents.baselines={"plain": 1}']))
+    for spec, batched in (("prober", True), ("plain", False)):
+        env = training_env(load_config(overrides=[f'opponents.baselines={{"{spec}": 1}}', "ppo.n_envs=4"]))
+        set_pool(env, {spec: 1}, [], self_play_weight=0.0, seed=0, generation=0)
+        assert (_trajectory(env, 10).shape == (10, 4 * env.observation_space.shape[0] + 8)
+                and (env.unwrapped._forms[0] is not None) == batched)
 
 
 def test_arena_and_train_never_ask_an_agent_its_class():

@@ -64,7 +64,9 @@ def test_sections_are_typed_dataclasses():
     ({"ppo": {"learning_rate": "fast"}}, "ppo.learning_rate must be a number, not 'fast' (str)"),
     ({"ppo": {"net_arch": 64}}, "ppo.net_arch must be a list, not 64 (int)"),
     ({"ppo": {"net_arch": [64, "x"]}}, "ppo.net_arch[1] must be a whole number"),
-    ({"ppo": {"vec_env": "threads"}}, "ppo.vec_env must be one of dummy, subproc, not 'threads'"),
+    ({"ppo": {"activation_fn": "gelu"}}, "ppo.activation_fn must be one of tanh, relu, not 'gelu'"),
+    ({"ppo": {"pipeline": "single_agent"}}, "ppo.pipeline 'single_agent' is no longer a choice: every"),
+    ({"ppo": {"vec_env": "subproc"}}, "ppo.vec_env 'subproc' is no longer a choice"),
     ({"ppo": {"normalize_advantage": "yes"}}, "ppo.normalize_advantage must be true or false"),
     ({"ppo": 3}, "ppo must be a mapping of keys, not 3 (int)"),
     ({"opponents": {"baselines": ["random"]}}, "opponents.baselines must be a mapping, not ['random']"),
@@ -189,3 +191,13 @@ def test_the_script_stops_a_bad_config_with_exit_code_2(tmp_path):
     out = _train_cli("--resume", str(tmp_path))
     assert out.returncode == 2 and "cannot read config" in out.stderr
     assert not list(tmp_path.glob("*__s*"))          # nothing was created
+
+
+def test_the_config_module_s_examples_run():
+    import doctest
+
+    import train.checks
+    import train.config
+
+    for module in (train.config, train.checks):
+        assert not doctest.testmod(module, optionflags=doctest.ELLIPSIS).failed, module.__name__

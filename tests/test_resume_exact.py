@@ -1,5 +1,5 @@
 """An exact --resume: a smoke run killed with SIGKILL at a random point and resumed ends with the
-weights and the eval.csv of the run that never stopped (both training pipelines), and the
+weights and the eval.csv of the run that never stopped, and the
 generator states a checkpoint keeps are JSON that restore what they captured. About 30 s."""
 
 import csv
@@ -58,11 +58,10 @@ def kill_during(out: Path, overrides: list[str], *, after_checkpoint: int, delay
     return run_dir
 
 
-@pytest.mark.parametrize("pipeline", ["batched", "single_agent"])
-def test_a_run_killed_at_a_random_point_resumes_to_the_same_weights_and_eval_csv(tmp_path, pipeline):
+def test_a_run_killed_at_a_random_point_resumes_to_the_same_weights_and_eval_csv(tmp_path):
     from train.ppo import cli, main
 
-    overrides = [f"ppo.pipeline={pipeline}"]
+    overrides = []
     straight = main(smoke(tmp_path / "straight", *overrides), command=["python"], progress=False)
 
     chooser = random.Random()

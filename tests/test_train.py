@@ -354,36 +354,6 @@ def test_snapshots_play_like_the_policy_they_copy(smoke_run):
         np.testing.assert_array_equal(loaded.probabilities(obs, mask), in_memory.probabilities(obs, mask))
 
 
-def test_subproc_workers_match_the_in_process_envs(smoke_run):
-    """The pool, snapshots included, pickles to worker processes and plays there exactly as in
-    this one."""
-    from agents.trained import PPOAgent
-    from train.config import EnvConfig
-    from train.vec import make_vec_env, set_pool
-
-    _, run_dir = smoke_run
-    snapshot = PPOAgent(path=str(run_dir / "final_model.zip"), deterministic=False)
-    runs = []
-    for kind in ("dummy", "subproc"):
-        venv = make_vec_env(EnvConfig(), n_envs=2, kind=kind, start_method="fork")
-        set_pool(venv, {"random": 1, "tag": 1}, [snapshot], self_play_weight=0.5, seed=0, generation=0)
-        venv.seed(5)
-        obs = [venv.reset()]
-        rewards = []
-        rng = np.random.default_rng(0)
-        for _ in range(60):
-            masks = np.stack(venv.env_method("action_masks"))
-            assert masks.shape == (2, venv.action_space.n) and masks.any(axis=1).all()
-            actions = np.array([rng.choice(np.flatnonzero(m)) for m in masks])
-            o, r, d, infos = venv.step(actions)
-            obs.append(o)
-            rewards.append(r)
-        venv.close()
-        runs.append((np.stack(obs), np.stack(rewards)))
-    np.testing.assert_array_equal(runs[0][0], runs[1][0])
-    np.testing.assert_array_equal(runs[0][1], runs[1][1])
-
-
 def test_pool_weights_split_between_baselines_and_snapshots():
     from train.opponents import build_pool, pool_weights
 
@@ -485,7 +455,6 @@ def test_exact_best_responses_to_snapshots_join_the_pool_and_survive_a_resume(tm
     assert [b["path"] for b in state["pool"]["best_responses"]] == [p.name for p in tables]
 
     class Pools:   # the VecEnv side of set_pool: one pool for every hand
-        one_pool = True
         num_envs = 1
         unwrapped = property(lambda self: self)
 

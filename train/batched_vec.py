@@ -1,8 +1,9 @@
 """A stable-baselines3 ``VecEnv`` of N hands on the compiled core, opponents played in batches.
 
-``BatchedVecEnv`` gives MaskablePPO what ``VecMonitor(VecMaskCache(DummyVecEnv([SingleAgentEnv,
-...])))`` gives it (``train/vec.py``), with the same semantics, but every hand lives in one
-``envs.batched.BatchedGame`` and no hand is a Python object:
+``BatchedVecEnv`` is the training env (``train.ppo.training_env``). It gives MaskablePPO what
+``VecMonitor(DummyVecEnv([SingleAgentEnv, ...]))`` would give it (``envs/single_agent.py``, the
+Gymnasium view of one hand and this env's test oracle), with the same semantics, but every hand
+lives in one ``envs.batched.BatchedGame`` and no hand is a Python object:
 
 - slot ``i`` is one hand in which the learner sits at ``learner_seat[i]``, drawn uniformly per
   hand, and each other seat is played by an entry of the opponent pool drawn per hand by the
@@ -41,8 +42,8 @@ once; the env asks the agent, never its class. Those of the project:
                                env's seed and the entry's index)
 ``ppo``                        one forward pass over every slot where it acts
                                (``PPOAgent.choose_batch``), on the core's observation of that
-                               seat; its observation pieces (``observation_features``) must be
-                               this env's
+                               seat, when its observation pieces (``observation_features``) are
+                               this env's (a model with other pieces plays hand by hand)
 ``arena.lbr.LBRAgent``         with a target the core runs (``LBRAgent.uses_core``: a ``ppo``
                                model with a plain MLP actor): ``arena.lbr.BatchedLBR``, every
                                slot at once, the learner's actions' likelihoods kept as they are
@@ -50,15 +51,13 @@ once; the env asks the agent, never its class. Those of the project:
 ============================== ================================================================
 
 Any other ``agents.base.Agent`` (``arena.lbr.LBRAgent`` with ``engine="python"`` or another
-target, ``cfr``, ``br``, subclasses of the agents above, which may decide otherwise...) plays
-hand by hand at Python speed, on a reference ``Game`` of the hand built
-when it is first to act (the core's deck, button and stacks, then the hand's actions so far,
-which the env logs) and kept up to date until the hand ends, with its own copy of the agent
-for each such hand and seat (re-seeded from the env's generator: per-hand state such as LBR's
-range stays with its hand). Pool entries that are not agents are refused with a ValueError.
-:func:`unsupported` says why a config's baselines should not use this env (the agents above
-that have no batched form: the single-agent envs play them as fast), and ``train/ppo.py``
-falls back to ``train.vec.make_vec_env`` then. Random draws (seats, opponents, random and
+target, a ``ppo`` model that reads other observation pieces, subclasses of the agents above,
+which may decide otherwise...) plays hand by hand at Python speed, as ``SingleAgentEnv`` plays
+it, on a reference ``Game`` of the hand built when it is first to act (the core's deck, button
+and stacks, then the hand's actions so far, which the env logs) and kept up to date until the
+hand ends, with its own copy of the agent for each such hand and seat (re-seeded from the env's
+generator: per-hand state such as LBR's range stays with its hand). Pool entries that are not
+agents are refused with a ValueError. Random draws (seats, opponents, random and
 sampled-policy actions) come from one ``numpy.random.Generator`` seeded by
 ``seed()``/``reset()``, the decks from the core's per-slot streams seeded from the same seed:
 the same seed replays the same hands and actions.
@@ -82,7 +81,7 @@ from envs.engine.events import ACTION_KINDS
 from envs.engine.game import Game
 from envs.engine.rules import Rules, get_rules
 
-__all__ = ["BatchedVecEnv", "make_batched_vec_env", "unsupported", "opponent_unsupported"]
+__all__ = ["BatchedVecEnv", "make_batched_vec_env", "batched_form", "opponent_unsupported"]
 
 _KIND = {kind: k for k, kind in enumerate(ACTION_KINDS)}
 _KIND_NAMES = tuple(str(kind) for kind in ACTION_KINDS)
@@ -93,45 +92,26 @@ _FOLD_KIND = _KIND["fold"]
 MAX_OPPONENT_ROUNDS = 10_000  # opponent actions in a row in one step before we call it a bug
 
 
-def batched_form(opponent: Any, rules: Rules) -> BatchedPolicy | None:
-    """The batched form of a pool entry (``"random"``: the env's own random opponent), or None:
-    it plays hand by hand on a reference copy of the hand."""
+def batched_form(opponent: Any, rules: Rules, features: Sequence[str]) -> BatchedPolicy | None:
+    """The batched form of a pool entry (``"random"``: the env's own random opponent) in an env
+    of ``rules`` whose core encodes the observation pieces ``features``, or None: it plays hand
+    by hand on a reference copy of the hand (an agent without a batched form, or one whose form
+    reads observations with other pieces than the core writes)."""
     if isinstance(opponent, str):
         return BatchedRandom() if opponent == "random" else None
-    return opponent.batched(rules) if isinstance(opponent, Agent) else None
-
-
-def opponent_unsupported(opponent: Any, features: Sequence[str], rules: Rules) -> str | None:
-    """Why ``opponent`` (a pool entry) cannot play in :class:`BatchedVecEnv` of ``rules`` with
-    the observation pieces ``features``, or None if it can (an agent without a batched form
-    plays hand by hand; a batched form that reads the core's observations must read these)."""
-    if opponent == "random":
-        return None
-    if not isinstance(opponent, Agent):
-        return f"opponent {opponent!r} is not an agent (agents.base.Agent) or 'random'"
-    form = opponent.batched(rules)
+    form = opponent.batched(rules) if isinstance(opponent, Agent) else None
     reads = None if form is None else form.observation_features
     if reads is not None and tuple(reads) != tuple(features):
-        return (f"opponent {opponent.name!r} encodes observations with pieces {list(reads)}, "
-                f"this env with {list(features)}")
-    return None
+        return None
+    return form
 
 
-def unsupported(cfg) -> str | None:
-    """Why a training config (``train.config.Config``) cannot train on :class:`BatchedVecEnv`,
-    or None if it can: an opponent without a batched form (the agent says, ``Agent.batched``),
-    or a trained one that encodes other observation pieces."""
-    from train.opponents import baseline_opponent
-
-    rules = get_rules(cfg.env.game, **cfg.env.rule_overrides())
-    for spec in cfg.opponents.baselines:
-        opponent = baseline_opponent(spec, seed=0)
-        reason = opponent_unsupported(opponent, cfg.env.observation_features, rules)
-        if reason:
-            return f"opponents.baselines: {reason}"
-        if batched_form(opponent, rules) is None:
-            return f"opponents.baselines: {spec!r} has no batched form (Agent.batched)"
-    return None
+def opponent_unsupported(opponent: Any) -> str | None:
+    """Why ``opponent`` (a pool entry) cannot play in :class:`BatchedVecEnv`, or None if it can:
+    every agent can (in batches through its batched form, else hand by hand), and ``"random"``."""
+    if opponent == "random" or isinstance(opponent, Agent):
+        return None
+    return f"opponent {opponent!r} is not an agent (agents.base.Agent) or 'random'"
 
 
 class BatchedVecEnv(VecEnv):
@@ -144,7 +124,6 @@ class BatchedVecEnv(VecEnv):
     where they are read, slower: a benchmark's A/B switch)."""
 
     render_mode = None  # hands are arrays here; SingleAgentEnv renders one (``render_mode="ansi"``)
-    one_pool = True     # every hand draws from one opponent pool (train.vec.set_pool gives it one)
 
     def __init__(self, rules: Rules | str, num_players: int, n: int, *,
                  observation_features: Sequence[str] = (), opponents: Sequence[Any] | None = None,
@@ -195,7 +174,7 @@ class BatchedVecEnv(VecEnv):
         if not pool:
             raise ValueError("the opponent pool is empty: give at least one opponent ('random' will do)")
         for opponent in pool:
-            reason = opponent_unsupported(opponent, self.features, self.rules)
+            reason = opponent_unsupported(opponent)
             if reason:
                 raise ValueError(reason)
         if weights is None:
@@ -205,8 +184,16 @@ class BatchedVecEnv(VecEnv):
             if len(w) != len(pool) or not (w >= 0).all() or w.sum() <= 0:
                 raise ValueError(f"opponent weights must be {len(pool)} non-negative numbers with a "
                                  f"positive sum, not {list(weights)!r}")
+        # The hands under way keep their entries' indices, now of this pool; an index past its
+        # end (a smaller pool: entries of weight 0 are left out) keeps the earlier pool's entry,
+        # never drawn for a new hand.
+        self._drawable = len(pool)
+        needed = int(self.seat_opponents.max()) + 1
+        if needed > len(pool):
+            pool += self.opponents[len(pool):needed]
+            w = np.concatenate([w, np.zeros(needed - self._drawable)])
         self.opponents = pool
-        self._forms = [batched_form(o, self.rules) for o in pool]   # asked once per pool
+        self._forms = [batched_form(o, self.rules, self.features) for o in pool]   # asked once per pool
         self._cumulative = np.cumsum(w / w.sum())
         # LBR entries whose target the core runs play every slot at once (BatchedLBR); the
         # others (engine="python", targets without an MLP actor) hand by hand. An earlier
@@ -216,7 +203,7 @@ class BatchedVecEnv(VecEnv):
                      for o in pool]
         self._lbr = {i: f for i, f in enumerate(followers) if f is not None}
         # Which pool entries read the core's observations (the others decide from the masks or
-        # the core's own hands); the hands under way keep their entries' indices, now of this pool.
+        # the core's own hands).
         self._reads = np.array([form is not None and form.observation_features is not None
                                 for form in self._forms] + [True])  # [-1]: the learner
         self._observe(np.arange(self.num_envs))
@@ -240,7 +227,7 @@ class BatchedVecEnv(VecEnv):
         seats = self._rng.integers(self.num_players, size=k)
         drawn = np.minimum(np.searchsorted(self._cumulative, self._rng.random((k, self.num_players)),
                                            side="right"),
-                           len(self.opponents) - 1)
+                           self._drawable - 1)
         drawn[np.arange(k), seats] = -1
         self.learner_seat[slots] = seats
         self.seat_opponents[slots] = drawn

@@ -8,8 +8,7 @@ response's games (``arena.lbr``) and the agent registry (``agents.registry``). T
 :func:`check_config`, and every loader runs it right after reading: :func:`load_checked_config`
 (``train/ppo.py``'s command line, ``train/sweep.py``, ``bench/train_throughput.py``) and
 :func:`checked_config_from_dict` (a run folder's ``config.yaml`` on ``--resume``); ``train.ppo.main``
-runs it again before a run folder is made, next to ``check_pipeline`` (whether the batched env can
-train the config), for a ``Config`` built any other way.
+runs it again before a run folder is made, for a ``Config`` built any other way.
 
 Each problem is a :class:`train.config.ConfigError` whose message names the key, as the
 schema's are.

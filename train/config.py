@@ -24,9 +24,8 @@ opponents  ``baselines`` (agent spec -> weight) and ``self_play`` (snapshots of 
 ppo        MaskablePPO arguments under their own names, plus ``net_arch``, ``activation_fn``,
            ``features_extractor`` (``flat`` or ``card_planes``),
            ``lr_schedule`` and ``ent_schedule`` (``constant`` or ``linear``: the learning rate
-           down to 0, the entropy bonus down to ``ent_coef_end``), ``n_envs``, ``pipeline``
-           (``auto``, ``batched``: hands on the compiled core, or ``single_agent``), ``vec_env``
-           (``dummy`` or ``subproc``), ``torch_threads``
+           down to 0, the entropy bonus down to ``ent_coef_end``), ``n_envs`` (hands at once on
+           the compiled core, ``train/batched_vec.py``), ``env_threads``, ``torch_threads``
 eval       ``every`` timesteps (and at step 0 with ``at_start``) a duplicate tournament of
            ``hands`` hands against each of ``baselines``; exploitability: ``lbr_hands``,
            ``exploitability`` (exact), and a learned best response every ``br_every`` timesteps
@@ -157,21 +156,12 @@ class PPOConfig:
     # What the MLP reads: flat, the observation as it is; card_planes, the card blocks as rank x
     # suit planes through small convolutions, then the other columns (agents/networks.py).
     features_extractor: Literal["flat", "card_planes"] = "flat"
-    # How the environments run.
+    # How the environment runs: n_envs hands at once on the compiled core (train/batched_vec.py,
+    # the one training env; opponents in batches, those without a batched form hand by hand).
     n_envs: int = 1
-    # Which training env: batched (train/batched_vec.py: n_envs hands on the compiled core,
-    # opponents in batches), single_agent (n_envs SingleAgentEnv copies, vec_env below), or
-    # auto: batched when the config allows it (train.batched_vec.unsupported), else single_agent;
-    # whether batched can train this config is checked where the pipeline is chosen
-    # (train.ppo.check_pipeline), not here: this module holds the schema and the ranges.
-    pipeline: Literal["auto", "batched", "single_agent"] = "auto"
-    # single_agent only: dummy: all envs in this process; subproc: SB3's SubprocVecEnv, one
-    # process per env.
-    vec_env: Literal["dummy", "subproc"] = "dummy"
-    start_method: Literal["fork", "forkserver", "spawn"] = "forkserver"   # subproc only
-    torch_threads: int = 1         # per process
-    # batched only: threads the compiled core splits each step's hands (and its tag and equity
-    # opponents' decisions) over; they sleep while torch works, so 2 on a 2-core machine.
+    torch_threads: int = 1         # torch's threads (and the opponents' NumPy passes')
+    # Threads the compiled core splits each step's hands (and its tag and equity opponents'
+    # decisions) over; they sleep while torch works, so 2 on a 2-core machine.
     env_threads: int = 1
     device: str = "cpu"
 
@@ -405,15 +395,51 @@ def _check_ranges(cfg: Config) -> None:
          f"run.name must be a plain folder name without '/' or '__', not {run.name!r}")
 
 
+# Keys of the ppo section that chose between two training pipelines until there was one (the
+# batched env; the single-agent vec stack went, 2026-12-04), with the values that mean what
+# training does now. Run folders and agent files written before keep them in their
+# config.yaml: such a value is dropped, any other is refused, since the run cannot be redone.
+RETIRED_PPO_KEYS: dict[str, tuple[str, ...]] = {
+    "pipeline": ("auto", "batched"),
+    "vec_env": ("dummy",),
+    "start_method": ("fork", "forkserver", "spawn"),
+}
+
+
+def _drop_retired(data: dict) -> dict:
+    """``data`` without the retired ppo keys (:data:`RETIRED_PPO_KEYS`) whose values mean what
+    training does now; a ConfigError for any other value of them."""
+    ppo = data.get("ppo")
+    if not isinstance(ppo, dict) or not any(key in ppo for key in RETIRED_PPO_KEYS):
+        return data
+    ppo = dict(ppo)
+    for key, kept in RETIRED_PPO_KEYS.items():
+        if key in ppo:
+            value = ppo.pop(key)
+            if value not in kept:
+                raise ConfigError(f"ppo.{key} {value!r} is no longer a choice: every config trains on the "
+                                  f"batched env (train/batched_vec.py); remove the key")
+    return {**data, "ppo": ppo}
+
+
 def config_from_dict(data: dict | None) -> Config:
     """A :class:`Config` from plain data (as ``yaml.safe_load`` returns it), its keys, types and
-    ranges checked (``train.checks.checked_config_from_dict`` adds the game's checks)."""
+    ranges checked (``train.checks.checked_config_from_dict`` adds the game's checks). The keys
+    of :data:`RETIRED_PPO_KEYS` are dropped when their value means what training does now.
+
+    >>> config_from_dict({"ppo": {"pipeline": "auto", "vec_env": "dummy"}}).ppo.n_envs
+    1
+    >>> config_from_dict({"ppo": {"pipeline": "single_agent"}})  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    train.config.ConfigError: ppo.pipeline 'single_agent' is no longer a choice: every config ...
+    """
     if data is None:
         data = {}
     if not isinstance(data, dict):
         raise ConfigError(f"a config is a mapping of sections (env, opponents, ppo, eval, run), "
                           f"not {_describe(data)}")
-    cfg = _build(Config, data, "")
+    cfg = _build(Config, _drop_retired(data), "")
     _check_ranges(cfg)
     return cfg
 

@@ -105,20 +105,6 @@ def check_agents(cfg: Config) -> None:
                 raise ConfigError(f"{where}: {exc}") from None
 
 
-def check_pipeline(cfg: Config) -> None:
-    """A one-line ConfigError when ``ppo.pipeline`` is ``batched`` but the batched env cannot
-    train ``cfg`` (``train.batched_vec.unsupported``: an opponent without a batched form, a
-    trained one with other observation pieces); ``auto`` falls back to the single-agent envs.
-    Called where the pipeline is chosen (:func:`training_env`), and before a run folder or a
-    sweep is made."""
-    if cfg.ppo.pipeline == "batched":
-        from train.batched_vec import unsupported
-
-        reason = unsupported(cfg)
-        if reason is not None:
-            raise ConfigError(f"ppo.pipeline is batched, but {reason} (use auto or single_agent)")
-
-
 def _remove_unstarted(run_dir: Path) -> None:
     """Remove the folder of a new run that failed before its first checkpoint: it holds only what
     this start wrote (``new_run_dir`` made it, so no earlier run's work), and an empty run would
@@ -155,19 +141,12 @@ def _learning_rate(cfg: Config):
 
 
 def training_env(cfg: Config, *, seed: int | None = None):
-    """The training VecEnv, the one place the pipeline is chosen (``ppo.pipeline``): the batched
-    env on the compiled core (``train/batched_vec.py``) when the config is ``batched``, or
-    ``auto`` and the config allows it; else ``n_envs`` single-agent envs (``train/vec.py``)."""
-    from train.batched_vec import make_batched_vec_env, unsupported
-    from train.vec import make_vec_env
+    """The training VecEnv: ``ppo.n_envs`` hands at once on the compiled core
+    (``train/batched_vec.py``), the core stepping on ``ppo.env_threads`` threads."""
+    from train.batched_vec import make_batched_vec_env
 
-    check_pipeline(cfg)
-    ppo = cfg.ppo
-    if ppo.pipeline == "batched" or (ppo.pipeline == "auto" and unsupported(cfg) is None):
-        return make_batched_vec_env(cfg.env, n_envs=ppo.n_envs, seed=cfg.run.seed if seed is None else seed,
-                                    threads=ppo.env_threads)
-    return make_vec_env(cfg.env, n_envs=ppo.n_envs, kind=ppo.vec_env, start_method=ppo.start_method,
-                        torch_threads=ppo.torch_threads)
+    return make_batched_vec_env(cfg.env, n_envs=cfg.ppo.n_envs, seed=cfg.run.seed if seed is None else seed,
+                                threads=cfg.ppo.env_threads)
 
 
 class RunFinished(Exception):
@@ -211,7 +190,6 @@ def main(cfg: Config, *, resume: str | Path | None = None, command: Sequence[str
     # ---- The run folder ----------------------------------------------------------------------
     check_config(cfg)   # before any folder is made, whatever built cfg (train/checks.py)
     check_agents(cfg)
-    check_pipeline(cfg)
     if resume is None:
         if run_dir is None:
             run_dir = new_run_dir(cfg)
