@@ -159,16 +159,21 @@ def tutorial_model(n_envs: int, seed: int = 0, n_steps: int = 2048) -> MaskableP
 # Ours
 
 
-def our_model(cfg: Config, seed: int = 0) -> MaskablePPO:
+def _ppo_model(cfg: Config, venv, *, n_steps: int, seed: int) -> MaskablePPO:
+    """MaskablePPO with the config's settings on ``venv``, ``n_steps`` per env a rollout."""
     ppo = cfg.ppo
-    venv = training_env(cfg, seed=seed)
-    venv.seed(seed)
-    set_pool(venv, cfg.opponents.baselines, [], self_play_weight=0.0, seed=seed, generation=0)
-    return MaskablePPO("MlpPolicy", venv, learning_rate=_learning_rate(cfg), n_steps=ppo.n_steps,
+    return MaskablePPO("MlpPolicy", venv, learning_rate=_learning_rate(cfg), n_steps=n_steps,
                        batch_size=ppo.batch_size, n_epochs=ppo.n_epochs, gamma=ppo.gamma,
                        gae_lambda=ppo.gae_lambda, clip_range=ppo.clip_range, ent_coef=ppo.ent_coef,
                        vf_coef=ppo.vf_coef, max_grad_norm=ppo.max_grad_norm,
                        policy_kwargs=_policy_kwargs(cfg), seed=seed, verbose=0)
+
+
+def our_model(cfg: Config, seed: int = 0) -> MaskablePPO:
+    venv = training_env(cfg, seed=seed)
+    venv.seed(seed)
+    set_pool(venv, cfg.opponents.baselines, [], self_play_weight=0.0, seed=seed, generation=0)
+    return _ppo_model(cfg, venv, n_steps=cfg.ppo.n_steps, seed=seed)
 
 
 def single_agent_model(cfg: Config, n_envs: int, seed: int = 0) -> MaskablePPO:
@@ -182,7 +187,6 @@ def single_agent_model(cfg: Config, n_envs: int, seed: int = 0) -> MaskablePPO:
     from train.opponents import build_pool
     from train.vec import EpisodeMonitor
 
-    ppo = cfg.ppo
     family = next(g for g, presets in GAMES.items() if cfg.env.game in presets)
     rules = get_rules(cfg.env.game, **cfg.env.rule_overrides())
 
@@ -199,12 +203,7 @@ def single_agent_model(cfg: Config, n_envs: int, seed: int = 0) -> MaskablePPO:
 
     venv = EpisodeMonitor(DummyVecEnv([make(i) for i in range(n_envs)]))
     venv.seed(seed)
-    return MaskablePPO("MlpPolicy", venv, learning_rate=_learning_rate(cfg),
-                       n_steps=max(1, ppo.n_steps * ppo.n_envs // n_envs), batch_size=ppo.batch_size,
-                       n_epochs=ppo.n_epochs, gamma=ppo.gamma, gae_lambda=ppo.gae_lambda,
-                       clip_range=ppo.clip_range, ent_coef=ppo.ent_coef, vf_coef=ppo.vf_coef,
-                       max_grad_norm=ppo.max_grad_norm, policy_kwargs=_policy_kwargs(cfg), seed=seed,
-                       verbose=0)
+    return _ppo_model(cfg, venv, n_steps=max(1, cfg.ppo.n_steps * cfg.ppo.n_envs // n_envs), seed=seed)
 
 
 # ----------------------------------------------------------------------------------------
