@@ -212,3 +212,21 @@ def test_env_keyword_typos_name_the_env_arguments_and_the_rules_fields():
     with pytest.raises(ValueError,
                        match=r"learner_sat \(did you mean learner_seat\?\).*learner_seat.*bring_in"):
         SingleAgentEnv("soko", learner_sat=0)
+
+
+def test_runs_started_in_the_same_second_get_folders_of_their_own(tmp_path, monkeypatch):
+    """Two runs of one config and seed started in the same second (a sweep, two shells): the
+    second gets a suffix, also when the first creates its folder between the second's look and
+    its mkdir (simulated: nothing ever seems to exist)."""
+    from train.config import Config
+    from train.ppo import new_run_dir
+
+    cfg = Config()
+    cfg.run.out_dir = str(tmp_path)
+    monkeypatch.setattr(time, "strftime", lambda fmt, *a: "20261204-120000")
+    first = new_run_dir(cfg)
+    monkeypatch.setattr(Path, "exists", lambda self: False)
+    second, third = new_run_dir(cfg), new_run_dir(cfg)
+    assert first.is_dir() and second.is_dir() and third.is_dir()
+    assert len({first, second, third}) == 3
+    assert second.name == first.name + "-2" and third.name == first.name + "-3"

@@ -82,10 +82,12 @@ def new_run_dir(cfg: Config) -> Path:
     """``<out_dir>/<name>__s<seed>__<YYYYmmdd-HHMMSS>`` (a suffix if that exists already)."""
     base = Path(cfg.run.out_dir) / f"{cfg.run.name}__s{cfg.run.seed}__{time.strftime('%Y%m%d-%H%M%S')}"
     path, k = base, 2
-    while path.exists():
-        path, k = base.with_name(f"{base.name}-{k}"), k + 1
-    path.mkdir(parents=True)
-    return path
+    while True:   # mkdir, not an exists() check: two runs started in the same second race
+        try:
+            path.mkdir(parents=True)
+            return path
+        except FileExistsError:
+            path, k = base.with_name(f"{base.name}-{k}"), k + 1
 
 
 def check_agents(cfg: Config) -> None:
