@@ -416,46 +416,6 @@ def test_a_linear_entropy_schedule_falls_from_ent_coef_to_its_end(tmp_path):
     assert model.ent_coef == pytest.approx(logged[-1][1])
 
 
-def test_the_updates_run_on_update_threads_and_the_rest_on_torch_threads(tmp_path, monkeypatch):
-    """ppo.update_threads: every gradient update on its threads; the rollouts (the learner's
-    forward passes) and the snapshots and evaluations between them on torch_threads."""
-    import torch
-    from sb3_contrib import MaskablePPO
-    from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy as Policy
-
-    from train.callbacks import Evaluation
-    from train.ppo import main
-
-    seen = {"train": [], "rollout": [], "evaluate": []}
-    train, forward, evaluate = MaskablePPO.train, Policy.forward, Evaluation.evaluate
-
-    def spy(name, fn):
-        def wrapped(*args, **kwargs):
-            seen[name].append(torch.get_num_threads())
-            return fn(*args, **kwargs)
-        return wrapped
-
-    monkeypatch.setattr(MaskablePPO, "train", spy("train", train))
-    monkeypatch.setattr(Policy, "forward", spy("rollout", forward))   # the rollouts' passes
-    monkeypatch.setattr(Evaluation, "evaluate", spy("evaluate", evaluate))
-    before = torch.get_num_threads()
-    try:
-        main(smoke(tmp_path, "ppo.torch_threads=1", "ppo.update_threads=2"), progress=False)
-    finally:
-        torch.set_num_threads(before)
-    rollouts = smoke(tmp_path).run.total_timesteps // 256
-    assert seen["train"] == [2] * rollouts
-    assert len(seen["rollout"]) == rollouts * smoke(tmp_path).ppo.n_steps and set(seen["rollout"]) == {1}
-    assert seen["evaluate"] and set(seen["evaluate"]) == {1}
-
-
-def test_update_threads_below_0_are_refused(tmp_path):
-    from train.config import ConfigError
-
-    with pytest.raises(ConfigError, match="ppo.update_threads must be at least 0"):
-        smoke(tmp_path, "ppo.update_threads=-1")
-
-
 def test_an_unknown_entropy_schedule_is_refused(tmp_path):
     from train.config import ConfigError
 

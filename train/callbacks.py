@@ -401,33 +401,6 @@ class TimeShares(BaseCallback):
         self._start, self._env_start, self._rollout_end, self._update = now, self.env.seconds, now, 0.0
 
 
-class UpdateThreads(BaseCallback):
-    """torch on ``update`` threads in the gradient updates, on ``rollout`` threads otherwise
-    (the learner's forward passes, evaluations, snapshots): the core's threads sleep while
-    torch learns. Put first in the list: at a rollout's start the threads are back before any
-    other callback snapshots or evaluates the learner."""
-
-    def __init__(self, rollout: int, update: int) -> None:
-        super().__init__()
-        self.rollout, self.update = rollout, update
-
-    def _on_rollout_end(self) -> None:
-        import torch
-
-        torch.set_num_threads(self.update)
-
-    def _on_rollout_start(self) -> None:
-        import torch
-
-        torch.set_num_threads(self.rollout)
-
-    def _on_training_end(self) -> None:   # the final evaluation and saves, as the rollouts
-        self._on_rollout_start()
-
-    def _on_step(self) -> bool:
-        return True
-
-
 class EntropySchedule(BaseCallback):
     """``ppo.ent_schedule: linear``: before each rollout, the entropy bonus the next update uses
     falls linearly from ``start`` to ``end`` over ``total`` timesteps (``train/ent_coef``)."""

@@ -25,8 +25,7 @@ ppo        MaskablePPO arguments under their own names, plus ``net_arch``, ``act
            ``features_extractor`` (``flat`` or ``card_planes``),
            ``lr_schedule`` and ``ent_schedule`` (``constant`` or ``linear``: the learning rate
            down to 0, the entropy bonus down to ``ent_coef_end``), ``n_envs`` (hands at once on
-           the compiled core, ``train/batched_vec.py``), ``env_threads``, ``torch_threads``,
-           ``update_threads``
+           the compiled core, ``train/batched_vec.py``), ``env_threads``, ``torch_threads``
 eval       ``every`` timesteps (and at step 0 with ``at_start``) a duplicate tournament of
            ``hands`` hands against each of ``baselines``; exploitability: ``lbr_hands``,
            ``exploitability`` (exact), and a learned best response every ``br_every`` timesteps
@@ -161,9 +160,6 @@ class PPOConfig:
     # the one training env; opponents in batches, those without a batched form hand by hand).
     n_envs: int = 1
     torch_threads: int = 1         # torch's threads (and the opponents' NumPy passes')
-    # torch's threads in the gradient updates (0: torch_threads): the core's threads sleep
-    # while torch learns, so on 2 cores the update can have both.
-    update_threads: int = 0
     # Threads the compiled core splits each step's hands (and its tag and equity opponents'
     # decisions) over; they sleep while torch works, so 2 on a 2-core machine.
     env_threads: int = 1
@@ -374,8 +370,6 @@ def _check_ranges(cfg: Config) -> None:
     need(all(n >= 1 for n in ppo.net_arch), f"ppo.net_arch sizes must be at least 1, not {ppo.net_arch}")
     need(ppo.torch_threads >= 1, f"ppo.torch_threads must be at least 1, not {ppo.torch_threads}")
     need(ppo.env_threads >= 1, f"ppo.env_threads must be at least 1, not {ppo.env_threads}")
-    need(ppo.update_threads >= 0,
-         f"ppo.update_threads must be at least 0 (0: torch_threads), not {ppo.update_threads}")
     need(re.fullmatch(r"(auto|cpu|cuda|mps)(:\d+)?", ppo.device) is not None,
          f"ppo.device must be auto, cpu, cuda, cuda:N or mps, not {ppo.device!r}")
 

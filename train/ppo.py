@@ -180,7 +180,6 @@ def main(cfg: Config, *, resume: str | Path | None = None, command: Sequence[str
         ProgressBar,
         SelfPlay,
         TimeShares,
-        UpdateThreads,
         hands_seed,
         latest_checkpoint,
         restart_hands,
@@ -301,8 +300,6 @@ def main(cfg: Config, *, resume: str | Path | None = None, command: Sequence[str
                      evaluation, checkpoints]
         if ppo.ent_schedule == "linear":
             callbacks.insert(0, EntropySchedule(ppo.ent_coef, ppo.ent_coef_end, cfg.run.total_timesteps))
-        if ppo.update_threads and ppo.update_threads != ppo.torch_threads:
-            callbacks.insert(0, UpdateThreads(ppo.torch_threads, ppo.update_threads))
 
         remaining = cfg.run.total_timesteps - model.num_timesteps
         # SIGTERM saves a checkpoint too; handlers can only be set from the main thread (a Ray
