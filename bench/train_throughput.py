@@ -342,6 +342,11 @@ def main(argv: list[str] | None = None) -> None:
 
     cfg = load_checked_config(args.config)
     env_threads = args.env_threads or [cfg.ppo.env_threads]
+    from agents.trained import limit_blas_threads
+
+    # As train/ppo.py: the opponents' NumPy passes on torch's threads (NumPy's own BLAS threads
+    # spin, and made a step with the local best response in the pool 1.6x as slow here).
+    limit_blas_threads(cfg.ppo.torch_threads)
     if args.env_step_cost:
         print(f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f}; us per learner step of "
               f"BatchedVecEnv.step, {args.rounds} rounds of {args.env_seconds:g} s each, interleaved",
