@@ -57,6 +57,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import os
 import sys
 import time
@@ -75,7 +76,7 @@ from stable_baselines3.common.vec_env import DummyVecEnv  # noqa: E402
 
 from train.checks import load_checked_config  # noqa: E402
 from train.config import Config  # noqa: E402
-from train.ppo import _learning_rate, _policy_kwargs, training_env  # noqa: E402
+from train.ppo import _new_model, training_env  # noqa: E402
 from train.vec import set_pool  # noqa: E402
 
 DEFAULT_THREADS = torch.get_num_threads()
@@ -160,13 +161,9 @@ def tutorial_model(n_envs: int, seed: int = 0, n_steps: int = 2048) -> MaskableP
 
 
 def _ppo_model(cfg: Config, venv, *, n_steps: int, seed: int) -> MaskablePPO:
-    """MaskablePPO with the config's settings on ``venv``, ``n_steps`` per env a rollout."""
-    ppo = cfg.ppo
-    return MaskablePPO("MlpPolicy", venv, learning_rate=_learning_rate(cfg), n_steps=n_steps,
-                       batch_size=ppo.batch_size, n_epochs=ppo.n_epochs, gamma=ppo.gamma,
-                       gae_lambda=ppo.gae_lambda, clip_range=ppo.clip_range, ent_coef=ppo.ent_coef,
-                       vf_coef=ppo.vf_coef, max_grad_norm=ppo.max_grad_norm,
-                       policy_kwargs=_policy_kwargs(cfg), seed=seed, verbose=0)
+    """The model train/ppo.py builds for ``cfg`` (``train.ppo._new_model``) on ``venv``,
+    ``n_steps`` per env a rollout."""
+    return _new_model(dataclasses.replace(cfg, ppo=dataclasses.replace(cfg.ppo, n_steps=n_steps)), venv, seed)
 
 
 def our_model(cfg: Config, seed: int = 0) -> MaskablePPO:
