@@ -648,32 +648,32 @@ def _ppo_batched_strategy(tree: Tree, agent, strategy, seats, *, rows: int = 819
     the next agent of the same tree and pieces (the training pool's exact best responses ask
     every few thousand steps). The network's linear start (``actor.linear_input``) maps the
     cards' part once and each node's betting part apart, so a node costs one pass of the rest
-    of the network (``actor.logits_from_linear``) over a batch of at most ``rows`` information
-    sets, then the agent's masked softmax. The batches are shared out to ``threads`` threads
-    (default: one per core; NumPy and the core release the GIL while they work)."""
+    of the network over a batch of at most ``rows`` information sets as columns, the legal
+    actions' logits only (``actor.logit_columns``), then the agent's softmax down the columns
+    (twice as fast as rows: the reductions over a few actions run along contiguous rows). The
+    batches are shared out to ``threads`` threads (default: one per core; NumPy and the core
+    release the GIL while they work)."""
     from concurrent.futures import ThreadPoolExecutor
 
     t = tree
     actor = agent.actor
-    A = num_actions(t.rules)
     workers = threads or os.cpu_count() or 1
     jobs = _observation_plan(t, tuple(agent.features), tuple(seats), rows, checks, workers)
 
     def run(job) -> None:
         nodes, betting, part, pub, hole, at, cards = job
-        cards = actor.linear_input(cards)
+        cards = np.ascontiguousarray(actor.linear_input(cards).T)    # (width, rows): one column a set
         bounds = np.flatnonzero(np.diff(at[part])) + 1               # where the next kind starts
-        segments = list(zip(np.r_[0, bounds], np.r_[bounds, len(cards)]))
+        segments = list(zip(np.r_[0, bounds], np.r_[bounds, cards.shape[1]]))
         x = np.empty_like(cards)
         for i in nodes:
             n = t.nodes[i]
-            step = actor.linear_input(betting[i])
+            step = actor.linear_input(betting[i]) + actor.input_bias
             for a, b in segments:
-                np.add(cards[a:b], step[at[part][a]], out=x[a:b])
-            mask = np.zeros(A, dtype=np.int8)
-            mask[list(n.legal)] = 1
-            probs = agent.probabilities_from_logits(actor.logits_from_linear(x), mask)
-            strategy[i][:, pub[part], hole[part]] = probs[:, list(n.legal)].T
+                np.add(cards[:, a:b], step[at[part][a]][:, None], out=x[:, a:b])
+            legal = sorted(n.legal)
+            probs = agent.probabilities_from_logit_columns(actor.logit_columns(x, legal))
+            strategy[i][:, pub[part], hole[part]] = probs
 
     with _one_blas_thread(), ThreadPoolExecutor(max_workers=workers) as pool:
         for _ in pool.map(run, jobs):

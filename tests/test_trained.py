@@ -110,6 +110,36 @@ def test_numpy_and_torch_forward_passes_agree(mlp):
         assert fast.choose(obs, mask) == slow.choose(obs, mask)
 
 
+@pytest.mark.parametrize("which", ["mlp", "relu", "elu"])
+@pytest.mark.parametrize("deterministic", [False, True])
+def test_logit_columns_give_the_rows_probabilities(which, deterministic, request):
+    # The exact solver's layout (arena/exact.py): spots as columns of the first layer's linear
+    # part plus its bias, the legal actions' logits only, the softmax (or argmax) down each
+    # column: what the row layout gives (probabilities_from_logits, the solver's path before;
+    # PPOAgent.probabilities for a sampling agent).
+    model, path = request.getfixturevalue(which)
+    agent = PPOAgent(path=str(path), deterministic=deterministic, trust_pickled_code=which == "elu")
+    actor = agent.actor
+    rows = spots(300, seed=3)
+    for legal in ([1, 2], [0, 1, 2], [1]):
+        mask = np.zeros(len(rows[0][1]), dtype=bool)
+        mask[legal] = True
+        obs = np.stack([o for o, _ in rows])
+        values = np.ascontiguousarray((actor.linear_input(obs) + actor.input_bias).T)
+        probs = agent.probabilities_from_logit_columns(actor.logit_columns(values, legal))
+        assert probs.shape == (len(legal), len(rows))
+        expected = agent.probabilities_from_logits(actor.logits_batch(obs), mask)
+        if not deterministic:
+            np.testing.assert_allclose(expected, np.stack([agent.probabilities(o, mask) for o, _ in rows]),
+                                       atol=1e-6, rtol=0)
+        if deterministic:   # argmax: ties are not expected between random float logits
+            np.testing.assert_array_equal(probs.T, expected[:, legal])
+        else:
+            np.testing.assert_allclose(probs.T, expected[:, legal], atol=1e-6, rtol=0)
+        assert np.allclose(probs.sum(axis=0), 1)
+        assert len(legal) == 1 or probs.std(axis=1).max() > 0.01   # not constants compared
+
+
 @pytest.mark.parametrize("which", ["mlp", "elu"])
 def test_deterministic_play_is_model_predict(which, request):
     """As the old ``ppo:`` agent and the deterministic snapshots: the most likely legal action."""
