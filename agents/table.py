@@ -168,29 +168,129 @@ class TableAgent(Agent):
 class BatchedTable:
     """A :class:`TableAgent` deciding in many hand slots of an ``envs.batched.BatchedGame`` at
     once (``agents.base.BatchedPolicy``): per slot the betting node from the game's action ids
-    (``BatchedGame.betting``) and the cards from the core's hand, then the table's entry, as
-    :meth:`TableAgent.act` on a reference copy of the hand. A table of actions (``br:``) makes
-    the same decisions; a table of probabilities draws one uniform per slot from ``rng``."""
+    (``BatchedGame.betting_ids``) and the cards from the core's hands (``BatchedGame.cards``),
+    then the table's entry, as :meth:`TableAgent.act` on a reference copy of the hand, with the
+    nodes, indices and draws computed for all the slots at once. A table of actions (``br:``)
+    makes the same decisions; a table of probabilities draws one uniform per slot from ``rng``."""
 
     observation_features = None   # it reads the core's hands, not observation rows
 
     def __init__(self, table: TableAgent) -> None:
-        self.table = table
+        self.table = t = table
+        D = len(t.deck)
+        self._local = np.full(max(t.deck) + 1, -1, dtype=np.int64)   # card id -> local index
+        self._local[t.deck] = np.arange(D)
+        # A betting sequence as one number (ids + 1 in base 4, so the length counts too), and
+        # the table's nodes sorted by it; None when a sequence is too long for int64.
+        longest = max((len(q) for q in t.meta["seqs"]), default=0)
+        self._longest = longest if longest <= 31 else None
+        if self._longest is not None:
+            codes = np.array([self._code(np.array([q], dtype=np.int64), np.array([len(q)]))[0]
+                              for q in t.meta["seqs"]], dtype=np.int64)
+            self._order = np.argsort(codes)
+            self._codes = codes[self._order]
+        self._round = np.asarray(t.meta["round"], dtype=np.int64)
+        # Every node's entries in one array, rows [public index, own card] from each node's start.
+        self._start = np.cumsum([0] + [a.shape[0] * a.shape[1] for a in t.arrays])[:-1]
+        self._stride = np.array([a.shape[1] for a in t.arrays], dtype=np.int64)
+        width = max((len(x) for x in t.legal), default=1)
+        self._legal = np.array([list(x) + [-1] * (width - len(x)) for x in t.legal], dtype=np.int64)
+        self._count = np.array([len(x) for x in t.legal], dtype=np.int64)
+        if t.probabilities:
+            flat = np.zeros((int(sum(a.shape[0] * a.shape[1] for a in t.arrays)), width))
+            for a, start in zip(t.arrays, self._start):
+                flat[start:start + a.shape[0] * a.shape[1], :a.shape[2]] = a.reshape(-1, a.shape[2])
+        else:
+            flat = np.concatenate([a.reshape(-1).astype(np.int64) for a in t.arrays])
+        self._entries = flat
+
+    def _code(self, ids: np.ndarray, counts: np.ndarray) -> np.ndarray:
+        L = ids.shape[1]
+        digits = np.where(np.arange(L)[None, :] < counts[:, None], ids.astype(np.int64) + 1, 0)
+        return digits @ (4 ** np.arange(L, dtype=np.int64))
 
     def act_slots(self, game, slots, *, rng: np.random.Generator, stream=None) -> np.ndarray:
         t = self.table
         if game.num_players != 2:
             raise ValueError(f"{t.path} plays heads-up, not at {game.num_players} seats")
         slots = np.asarray(slots, dtype=np.int64)
-        uniforms = rng.random(len(slots)) if t.probabilities else [None] * len(slots)
+        uniforms = rng.random(len(slots)) if t.probabilities else None
+        if self._longest is None:
+            return self._act_each(game, slots, uniforms)
+        out = np.empty(len(slots), dtype=np.int64)
+        if not len(slots):
+            return out
+        counts, ids = game.betting_ids(slots)
+        width = min(self._longest, ids.shape[1])
+        if (counts > width).any():                    # a sequence the table cannot have
+            bad = int(slots[np.argmax(counts > width)])
+            raise ValueError(f"{t.path} has no betting node {game.betting(bad)}")
+        codes = self._code(ids[:, :width], counts)
+        at = np.minimum(np.searchsorted(self._codes, codes), len(self._codes) - 1)
+        if (self._codes[at] != codes).any():
+            bad = int(slots[np.argmax(self._codes[at] != codes)])
+            raise ValueError(f"{t.path} has no betting node {game.betting(bad)}")
+        nodes = self._order[at]
+        who, hole, up = game.cards(slots)
+        rows = np.arange(len(slots))
+        button, seat = who[:, 0], who[:, 1]
+        first = [(button + k) % 2 for k in range(2)]   # relabelled seat k sits at table seat (b + k) % 2
+        public = [self._local[up[rows, first[s], 0]] for s in (0, 1)]
+        later = [self._local[up[rows, first[s], 1]] for s in (0, 1)]
+        mine = self._local[hole[rows, seat, 0]]
+        D = len(t.deck)
+        pub0 = _tuple_rows(np.stack(public, axis=1), D)
+        pub1 = _tuple_rows(np.stack(public + later, axis=1), D) if (self._round[nodes] == 1).any() else pub0
+        pub = np.where(self._round[nodes] == 1, pub1, pub0)
+        masks = game.action_mask[slots]
+        entry = self._entries[self._start[nodes] + pub * self._stride[nodes] + mine]
+        legal, count = self._legal[nodes], self._count[nodes]
+        if t.probabilities:
+            total = entry.sum(axis=1, keepdims=True)
+            uniform = (np.arange(legal.shape[1])[None, :] < count[:, None]) / count[:, None]
+            probs = np.where(total > 0, entry / np.where(total > 0, total, 1.0), uniform)
+            cumulative = np.cumsum(probs, axis=1)
+            draw = (cumulative <= (uniforms * cumulative[:, -1])[:, None]).sum(axis=1)
+            pick = np.minimum(draw, count - 1)
+            used = probs > 0
+        else:
+            pick = np.maximum(entry, 0)
+            used = np.arange(legal.shape[1])[None, :] == pick[:, None]
+        out[:] = legal[rows, pick]
+        illegal = used & (masks[rows[:, None], np.maximum(legal, 0)] == 0) & (legal >= 0)
+        if illegal.any():
+            k = int(np.argmax(illegal.any(axis=1)))
+            node = int(nodes[k])
+            raise ValueError(f"{t.path}: the table's actions {t.legal[node]} at node "
+                             f"{t.meta['seqs'][node]} are not the legal ones {np.flatnonzero(masks[k])}")
+        return out
+
+    def _act_each(self, game, slots, uniforms) -> np.ndarray:
+        """Slot by slot, through :meth:`TableAgent._entry_at` (a table with betting too long
+        to number)."""
+        t = self.table
         out = np.empty(len(slots), dtype=np.int64)
         for i, slot in enumerate(slots.tolist()):
             state = game.state(slot)
             seat = state["current_player"]
             node, entry = t._entry_at(game.betting(slot), state["button"], state["up_cards"],
                                       int(state["hole_cards"][seat][0]))
-            out[i] = t._choose(t._policy_at(node, entry, game.action_mask[slot]), uniforms[i])
+            out[i] = t._choose(t._policy_at(node, entry, game.action_mask[slot]),
+                               None if uniforms is None else uniforms[i])
         return out
+
+
+def _tuple_rows(cards: np.ndarray, deck_size: int) -> np.ndarray:
+    """:func:`tuple_index` of each row of ``cards`` (M, m), at once."""
+    M, m = cards.shape
+    index = np.zeros(M, dtype=np.int64)
+    for i in range(m):
+        below = cards[:, i] - (cards[:, :i] < cards[:, i:i + 1]).sum(axis=1)
+        ways = 1
+        for j in range(i + 1, m):
+            ways *= deck_size - j
+        index += below * ways
+    return index
 
 
 class CFRAgent(TableAgent):

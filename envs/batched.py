@@ -312,6 +312,22 @@ class BatchedGame:
         """Hand ``i`` as a dict of plain values (cards, stacks, chips in, ...), for tests and logs."""
         return self._core.state(i)
 
+    def cards(self, slots) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The cards of hands ``slots`` in one call, as :meth:`state` has them: ``(who, hole,
+        up)``, ``who`` (M, 2) each hand's button and player to act (-1: nobody), ``hole`` and
+        ``up`` (M, players, 7) each seat's face-down and face-up card ids in deal order, -1 past
+        its last (int64). An agent deciding in many slots reads them here, not a dict a slot."""
+        return self._core.cards(np.asarray(slots, dtype=np.int64))
+
+    def betting_ids(self, slots) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`betting` of hands ``slots`` at once: ``(counts, ids)``, ``counts`` (M,) the
+        number of actions played and ``ids`` (M, kept) int8 the action ids, valid below each
+        count (a count above ``kept`` marks a hand whose betting is not kept)."""
+        if not self.keep_betting:
+            raise ValueError("this BatchedGame does not keep the betting: make it with keep_betting=True")
+        slots = np.asarray(slots, dtype=np.int64)
+        return self._betting_count[slots].copy(), self._betting[slots].copy()
+
 
 @functools.lru_cache(maxsize=64)
 def _cached_core_rules(rules: Rules) -> _stud_core.CoreRules:

@@ -648,6 +648,43 @@ def test_strategy_tables_play_every_slot_at_once_as_they_play_hand_by_hand(tmp_p
         assert game.betting(slot) == (1,) and table._policy_at(node, entry, game.action_mask[slot])[pick] > 0
 
 
+def test_a_table_decides_for_all_slots_at_once_as_slot_by_slot(tmp_path):
+    # BatchedTable.act_slots (nodes, card indices and draws for every slot at once) against its
+    # slot-by-slot form (TableAgent._entry_at on each slot's state), with the same uniforms, at
+    # every decision of random play over both rounds: the same actions, for a table of actions
+    # and one of probabilities. BatchedGame.cards and betting_ids are the state's and betting's.
+    from agents.registry import make_agent
+
+    rules, br, mixed = _solved_tables(tmp_path)
+    game = BatchedGame(rules, 2, 48, keep_betting=True)
+    game.reset(seeds=np.arange(48), buttons=np.arange(48) % 2)
+    forms = [make_agent(f"br:{br}").batched(rules), make_agent(f"cfr:{mixed}").batched(rules)]
+    rng = np.random.default_rng(5)
+    rounds, kinds = set(), set()
+    for step in range(60):
+        slots = np.flatnonzero(game.current_player >= 0)
+        who, hole, up = game.cards(slots)
+        counts, ids = game.betting_ids(slots)
+        for k, slot in enumerate(slots.tolist()):
+            state = game.state(slot)
+            assert (who[k, 0], who[k, 1]) == (state["button"], state["current_player"])
+            for seat in (0, 1):
+                assert [c for c in hole[k, seat] if c >= 0] == state["hole_cards"][seat]
+                assert [c for c in up[k, seat] if c >= 0] == state["up_cards"][seat]
+            assert tuple(ids[k, :counts[k]].tolist()) == game.betting(slot)
+            rounds.add(len(state["up_cards"][0]))
+        for form in forms:
+            together = form.act_slots(game, slots, rng=np.random.default_rng(step))
+            uniforms = np.random.default_rng(step).random(len(slots)) if form.table.probabilities else None
+            one_by_one = form._act_each(game, slots, uniforms)
+            np.testing.assert_array_equal(together, one_by_one)
+            assert (game.action_mask[slots, together] == 1).all()
+            kinds.add(len(set(together.tolist())))
+        actions = np.array([rng.choice(np.flatnonzero(m)) for m in game.action_mask])
+        game.step(np.where(game.current_player >= 0, actions, -1))
+    assert rounds == {1, 2} and max(kinds) > 1       # both rounds, and more than one action chosen
+
+
 def test_the_core_keeps_each_hands_action_ids():
     # BatchedGame.betting: the ids each hand took, a new hand starting empty; an illegal id in
     # one hand (left as it was) does not enter its betting, the others' ids do.
