@@ -282,9 +282,14 @@ class _Walk:
             child_reach[me] = own_reach[k] if own_reach is not None else reach[me]
             v[k] = self.child(n, what, j, child_reach)
         if self.mode == "best":
-            choice = v.argmax(axis=0)
-            own = v.max(axis=0)
-            self.best[i] = choice.astype(np.int8)
+            # v.argmax(axis=0) and v.max(axis=0) (the first best on ties), action by action:
+            # numpy reduces a short leading axis slowly (argmax was a third of a best response).
+            own = v[0].copy()
+            choice = np.zeros(own.shape, dtype=np.int8)
+            for k in range(1, len(v)):
+                choice[v[k] > own] = k
+                np.maximum(own, v[k], out=own)
+            self.best[i] = choice
         else:
             own = (sigma * v).sum(axis=0)
         out = np.where(mine, own, v.sum(axis=0))
@@ -313,9 +318,15 @@ class _Walk:
         # Showdown: each seat has `stake` in; the better hand wins the other's, ties split.
         stake = t.stake[j][t.kind[1]]
         R = t.size // 4
-        by_rank = reach[opp].reshape(len(reach[opp]), R, 4).sum(axis=2)       # (n_pub, R)
+        suits = reach[opp].reshape(len(reach[opp]), R, 4)
+        by_rank = suits[:, :, 0] + suits[:, :, 1] + suits[:, :, 2] + suits[:, :, 3]   # (n_pub, R)
         sign = t.signs[me]
-        v = np.repeat((sign * by_rank[:, None, :]).sum(axis=2), 4, axis=1)   # (n_pub, C)
+        # (sign * by_rank[:, None, :]).sum(axis=2), term by term (a short last axis is slow to
+        # reduce, and this keeps its order of additions).
+        ahead = sign[:, :, 0] * by_rank[:, None, 0]
+        for r in range(1, R):
+            ahead += sign[:, :, r] * by_rank[:, None, r]
+        v = np.repeat(ahead, 4, axis=1)                                      # (n_pub, C)
         # The other seat cannot hold my card: take out its term (equal ranks need not tie, the
         # up cards differ).
         v -= t.self_signs[me] * reach[opp]
