@@ -423,6 +423,43 @@ def test_an_unknown_entropy_schedule_is_refused(tmp_path):
         smoke(tmp_path, "ppo.ent_schedule=cosine")
 
 
+def test_an_evaluation_at_a_refresh_takes_the_refreshs_exploitability(tmp_path, monkeypatch):
+    # At a step where the pool has just made the exact best response to the learner's sampling
+    # policy, eval/exploitability is that response's value (no second pass over the tree), and
+    # it is the exploitability of the snapshot of that step computed afresh; an evaluation at a
+    # step without a refresh computes its own.
+    import arena.exact
+    from agents.registry import make_agent
+    from arena.exact import agent_strategy, bb_per_100, build_tree, exploitability
+    from envs.engine.rules import get_rules
+    from train.ppo import main
+
+    asked = []
+    real = arena.exact.agent_strategy
+    monkeypatch.setattr(arena.exact, "agent_strategy",
+                        lambda tree, agent, seat=None: asked.append(agent.name) or real(tree, agent, seat))
+    overrides = ["env.game=soko_mini", "env.rules={deck_ranks: KA}", "opponents.self_play.exact_br=0.6",
+                 "opponents.self_play.weight=0.2", "opponents.self_play.keep=10", "eval.every=1024",
+                 "eval.exploitability=true", "eval.deterministic=false", "eval.lbr_hands=0",
+                 "eval.at_start=true", "run.total_timesteps=2048"]
+    run_dir = main(smoke(tmp_path, *overrides), command=["test"], progress=False)
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    acc = EventAccumulator(str(run_dir / "tb"), size_guidance={"scalars": 0})
+    acc.Reload()
+    logged = {e.step: e.value for e in acc.Scalars("eval/exploitability")}
+    assert 0 in logged and 1024 in logged
+    refreshes = [a for a in asked if a.startswith("learner_")]
+    assert refreshes and "learner_1024" in refreshes
+    # The evaluations' own passes: at step 0 (no refresh there) and wherever no refresh was.
+    own = len(asked) - len(refreshes)
+    assert own == len([s for s in logged if f"learner_{s}" not in refreshes]) >= 1
+    tree = build_tree(get_rules("soko_mini", deck_ranks="KA"))
+    snapshot = make_agent(f"ppo:{run_dir / 'snapshots' / 'snapshot_1024.zip'},deterministic=false")
+    fresh = bb_per_100(tree, exploitability(tree, agent_strategy(tree, snapshot))[0])
+    assert logged[1024] == pytest.approx(fresh, rel=1e-5)
+
+
 def test_exact_best_responses_to_snapshots_join_the_pool_and_survive_a_resume(tmp_path):
     # opponents.self_play.exact_br: at each snapshot the exact best response (arena.exact) to the
     # learner's sampling policy joins the pool; it wins its exact value against the policy it

@@ -275,7 +275,7 @@ def main(cfg: Config, *, resume: str | Path | None = None, command: Sequence[str
         _eval_layout(model, cfg)
 
         bar = ProgressBar(cfg.run.total_timesteps, disable=not progress)
-        evaluation = Evaluation(cfg, run_dir, progress=bar, on_result=on_evaluation)
+        evaluation = Evaluation(cfg, run_dir, progress=bar, on_result=on_evaluation, pool=pool)
         checkpoints = Checkpoints(run_dir / "checkpoints", cfg.run.checkpoint_every,
                                   cfg.run.keep_checkpoints, pool, seed=seed, evaluation=evaluation)
         if resume is None:
