@@ -36,17 +36,25 @@ __all__ = ["TableAgent", "BatchedTable", "tuple_index", "action_ids", "load_tabl
            "BestResponseAgent"]
 
 
-def tuple_index(cards, deck_size: int) -> int:
+def tuple_index(cards, deck_size: int):
     """The lexicographic rank of an ordered tuple of distinct local card indices among all such
-    tuples of its length.
+    tuples of its length: an int for one tuple, an int64 array (M,) for an (M, m) array of them
+    (a row each: :class:`BatchedTable` ranks every slot's public cards at once).
 
     >>> tuple_index((0, 1), 4), tuple_index((0, 2), 4), tuple_index((1, 0), 4), tuple_index((3, 2), 4)
     (0, 1, 3, 11)
+    >>> tuple_index([(0, 1), (3, 2)], 4).tolist()
+    [0, 11]
     """
-    index = 0
-    m = len(cards)
-    for i, c in enumerate(cards):
-        below = c - sum(1 for d in cards[:i] if d < c)
+    rows = np.asarray(cards, dtype=np.int64)
+    m = rows.shape[-1]
+    # One tuple in plain Python (a decision hand by hand: NumPy's call overhead would double it).
+    index = np.zeros(len(rows), dtype=np.int64) if rows.ndim == 2 else 0
+    for i in range(m):
+        if rows.ndim == 2:
+            below = rows[:, i] - (rows[:, :i] < rows[:, i:i + 1]).sum(axis=1)
+        else:
+            below = int(rows[i]) - sum(1 for d in rows[:i].tolist() if d < rows[i])
         ways = 1
         for j in range(i + 1, m):
             ways *= deck_size - j
@@ -177,16 +185,17 @@ class BatchedTable:
 
     def __init__(self, table: TableAgent) -> None:
         self.table = t = table
-        D = len(t.deck)
+        self._deck_size = D = len(t.deck)
         self._local = np.full(max(t.deck) + 1, -1, dtype=np.int64)   # card id -> local index
         self._local[t.deck] = np.arange(D)
         # A betting sequence as one number (ids + 1 in base 4, so the length counts too), and
         # the table's nodes sorted by it; None when a sequence is too long for int64.
-        longest = max((len(q) for q in t.meta["seqs"]), default=0)
+        seqs = t.meta["seqs"]
+        longest = max((len(q) for q in seqs), default=0)
         self._longest = longest if longest <= 31 else None
         if self._longest is not None:
-            codes = np.array([self._code(np.array([q], dtype=np.int64), np.array([len(q)]))[0]
-                              for q in t.meta["seqs"]], dtype=np.int64)
+            padded = np.array([list(q) + [0] * (longest - len(q)) for q in seqs], dtype=np.int64)
+            codes = _betting_codes(padded.reshape(len(seqs), longest), np.array([len(q) for q in seqs]))
             self._order = np.argsort(codes)
             self._codes = codes[self._order]
         self._round = np.asarray(t.meta["round"], dtype=np.int64)
@@ -199,11 +208,6 @@ class BatchedTable:
             self._start = np.cumsum([0] + [a.size for a in t.arrays])[:-1]
             self._stride = np.array([a.shape[1] for a in t.arrays], dtype=np.int64)
             self._entries = np.concatenate([a.reshape(-1) for a in t.arrays])
-
-    def _code(self, ids: np.ndarray, counts: np.ndarray) -> np.ndarray:
-        L = ids.shape[1]
-        digits = np.where(np.arange(L)[None, :] < counts[:, None], ids.astype(np.int64) + 1, 0)
-        return digits @ (4 ** np.arange(L, dtype=np.int64))
 
     def act_slots(self, game, slots, *, rng: np.random.Generator, stream=None) -> np.ndarray:
         t = self.table
@@ -221,22 +225,22 @@ class BatchedTable:
         if (counts > width).any():                    # a sequence the table cannot have
             bad = int(slots[np.argmax(counts > width)])
             raise ValueError(f"{t.path} has no betting node {game.betting(bad)}")
-        codes = self._code(ids[:, :width], counts)
+        codes = _betting_codes(ids[:, :width], counts)
         at = np.minimum(np.searchsorted(self._codes, codes), len(self._codes) - 1)
         if (self._codes[at] != codes).any():
             bad = int(slots[np.argmax(self._codes[at] != codes)])
             raise ValueError(f"{t.path} has no betting node {game.betting(bad)}")
         nodes = self._order[at]
-        who, hole, up = game.cards(slots)
+        button, hole, up = game.cards(slots)
         rows = np.arange(len(slots))
-        button, seat = who[:, 0], who[:, 1]
+        seat = game.current_player[slots]
         first = [(button + k) % 2 for k in range(2)]   # relabelled seat k sits at table seat (b + k) % 2
         public = [self._local[up[rows, first[s], 0]] for s in (0, 1)]
         later = [self._local[up[rows, first[s], 1]] for s in (0, 1)]
         mine = self._local[hole[rows, seat, 0]]
-        D = len(t.deck)
-        pub0 = _tuple_rows(np.stack(public, axis=1), D)
-        pub1 = _tuple_rows(np.stack(public + later, axis=1), D) if (self._round[nodes] == 1).any() else pub0
+        D = self._deck_size
+        pub0 = tuple_index(np.stack(public, axis=1), D)
+        pub1 = tuple_index(np.stack(public + later, axis=1), D) if (self._round[nodes] == 1).any() else pub0
         pub = np.where(self._round[nodes] == 1, pub1, pub0)
         masks = game.action_mask[slots]
         legal, count = self._legal[nodes], self._count[nodes]
@@ -280,17 +284,12 @@ class BatchedTable:
         return out
 
 
-def _tuple_rows(cards: np.ndarray, deck_size: int) -> np.ndarray:
-    """:func:`tuple_index` of each row of ``cards`` (M, m), at once."""
-    M, m = cards.shape
-    index = np.zeros(M, dtype=np.int64)
-    for i in range(m):
-        below = cards[:, i] - (cards[:, :i] < cards[:, i:i + 1]).sum(axis=1)
-        ways = 1
-        for j in range(i + 1, m):
-            ways *= deck_size - j
-        index += below * ways
-    return index
+def _betting_codes(ids: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """Each row's first ``counts`` action ids as one number: the ids + 1 as base-4 digits, so
+    sequences of different lengths differ (up to 31 ids fit int64)."""
+    L = ids.shape[1]
+    digits = np.where(np.arange(L)[None, :] < counts[:, None], ids.astype(np.int64) + 1, 0)
+    return digits @ (4 ** np.arange(L, dtype=np.int64))
 
 
 class CFRAgent(TableAgent):

@@ -313,10 +313,10 @@ class BatchedGame:
         return self._core.state(i)
 
     def cards(self, slots) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """The cards of hands ``slots`` in one call, as :meth:`state` has them: ``(who, hole,
-        up)``, ``who`` (M, 2) each hand's button and player to act (-1: nobody), ``hole`` and
-        ``up`` (M, players, 7) each seat's face-down and face-up card ids in deal order, -1 past
-        its last (int64). An agent deciding in many slots reads them here, not a dict a slot."""
+        """The cards of hands ``slots`` in one call, as :meth:`state` has them: ``(buttons,
+        hole, up)``, ``buttons`` (M,) each hand's button seat, ``hole`` and ``up`` (M, players,
+        7) each seat's face-down and face-up card ids in deal order, -1 past its last (int64).
+        An agent deciding in many slots reads them here, not a dict a slot."""
         return self._core.cards(np.asarray(slots, dtype=np.int64))
 
     def betting_ids(self, slots) -> tuple[np.ndarray, np.ndarray]:

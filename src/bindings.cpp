@@ -128,20 +128,19 @@ struct PyBatch : Batch {
                                   std::to_string(bad) + " (that hand was left as it was)");
   }
 
-  // The cards of hands `slots` at once: (M, 2) button and player to act (-1: nobody), and
-  // (M, players, MAX_CARDS) face-down and face-up cards in deal order, -1 past the last.
+  // The cards of hands `slots` at once: (M) buttons, and (M, players, MAX_CARDS) face-down and
+  // face-up cards in deal order, -1 past the last (the player to act is the bound array).
   py::tuple cards(Ints slots) const {
     const py::ssize_t m = slots.size();
-    py::array_t<int64_t> who({m, (py::ssize_t)2});
+    py::array_t<int64_t> buttons(m);
     py::array_t<int64_t> holes({m, (py::ssize_t)num_players, (py::ssize_t)MAX_CARDS});
     py::array_t<int64_t> ups({m, (py::ssize_t)num_players, (py::ssize_t)MAX_CARDS});
     const int64_t* s = slots.data();
     for (py::ssize_t k = 0; k < m; ++k) hand((int)s[k]);  // each slot checked before any is read
-    int64_t *w = who.mutable_data(), *ho = holes.mutable_data(), *u = ups.mutable_data();
+    int64_t *b = buttons.mutable_data(), *ho = holes.mutable_data(), *u = ups.mutable_data();
     for (py::ssize_t k = 0; k < m; ++k) {
       const Hand& h = hand((int)s[k]);
-      w[2 * k] = h.button;
-      w[2 * k + 1] = h.current;
+      b[k] = h.button;
       for (int p = 0; p < num_players; ++p)
         for (int c = 0; c < MAX_CARDS; ++c) {
           const py::ssize_t at = (k * num_players + p) * MAX_CARDS + c;
@@ -149,7 +148,7 @@ struct PyBatch : Batch {
           u[at] = c < h.nup[p] ? h.up[p][c] : -1;
         }
     }
-    return py::make_tuple(who, holes, ups);
+    return py::make_tuple(buttons, holes, ups);
   }
 
   py::dict state(int i) const {

@@ -663,11 +663,11 @@ def test_a_table_decides_for_all_slots_at_once_as_slot_by_slot(tmp_path):
     rounds, kinds = set(), set()
     for step in range(60):
         slots = np.flatnonzero(game.current_player >= 0)
-        who, hole, up = game.cards(slots)
+        buttons, hole, up = game.cards(slots)
         counts, ids = game.betting_ids(slots)
         for k, slot in enumerate(slots.tolist()):
             state = game.state(slot)
-            assert (who[k, 0], who[k, 1]) == (state["button"], state["current_player"])
+            assert buttons[k] == state["button"] and game.current_player[slot] == state["current_player"]
             for seat in (0, 1):
                 assert [c for c in hole[k, seat] if c >= 0] == state["hole_cards"][seat]
                 assert [c for c in up[k, seat] if c >= 0] == state["up_cards"][seat]
