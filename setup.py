@@ -21,7 +21,9 @@ setup(
             include_dirs=["src"],
             depends=HEADERS,
             cxx_std=17,
-            extra_compile_args=["-O3", "-pthread"],
+            # -ffp-contract=off: no fused multiply-add anywhere, the AVX-512 clones of the
+            # network's loops (src/arena/lbr.h) included, which -std=c++17 alone does not cover.
+            extra_compile_args=["-O3", "-pthread", "-ffp-contract=off"],
             extra_link_args=["-pthread"],  # Batch.step may split the hands over threads
         )
     ],

@@ -537,7 +537,7 @@ class LBRAgent(Agent):
 class _Hand:
     """One hand's state of :class:`BatchedLBR` (an ``LBRAgent``'s per-hand state)."""
 
-    __slots__ = ("seat", "seed", "rng", "range", "pending", "eq_key", "eq")
+    __slots__ = ("seat", "seed", "rng", "range", "pending", "eq_key", "eq", "after_bet")
 
     def __init__(self, seat: int) -> None:
         self.seat = seat                 # the local best response's seat
@@ -547,6 +547,9 @@ class _Hand:
         self.pending: list[tuple[np.ndarray, np.ndarray]] = []   # (cards, likelihood) per target action
         self.eq_key: tuple | None = None
         self.eq = np.zeros(52)
+        # (candidates, policy rows) of the spot after the bet or raise it just made: the spot the
+        # target acts in next, whose likelihood :meth:`BatchedLBR.observe` then reads from these
+        self.after_bet: tuple[np.ndarray, np.ndarray] | None = None
 
 
 class BatchedLBR:
@@ -613,15 +616,32 @@ class BatchedLBR:
     def observe(self, slots, seats, actions) -> None:
         """The target at ``seats`` is about to play ``actions`` in ``slots`` (hands this agent
         plays in, from the other seat): keep the likelihood of each action for every card the
-        local best response cannot see."""
+        local best response cannot see.
+
+        Two spots cost no forward pass. A fold ends the (heads-up) hand, so its likelihood
+        would never be read. Right after a bet or raise of the local best response, the spot is
+        the one :meth:`act` weighed that bet in: the rows it computed there are these rows (each
+        row is computed on its own, so they are the same floats), read when the cards match."""
         if not len(slots):
             return
-        cards = []
-        for slot, seat in zip(slots, seats):
-            cards.append(self._unseen(int(slot), 1 - int(seat))[0])
-        probs = self.core.spots(self.game, slots, seats, np.full(len(slots), -1), cards)
-        for slot, c, p, a in zip(slots, cards, probs, actions):
-            self.hands[int(slot)].pending.append((c, p[:, int(a)]))
+        ask, cards = [], []
+        for slot, seat, action in zip(slots, seats, actions):
+            h = self.hands[int(slot)]
+            kept, h.after_bet = h.after_bet, None
+            if int(action) == FOLD:
+                continue
+            unseen = self._unseen(int(slot), 1 - int(seat))[0]
+            if kept is not None and np.array_equal(kept[0], unseen):
+                h.pending.append((unseen, kept[1][:, int(action)]))
+                continue
+            ask.append((int(slot), int(seat), int(action)))
+            cards.append(unseen)
+        if not ask:
+            return
+        probs = self.core.spots(self.game, [a[0] for a in ask], [a[1] for a in ask], np.full(len(ask), -1),
+                                cards)
+        for (slot, _, action), c, p in zip(ask, cards, probs):
+            self.hands[slot].pending.append((c, p[:, action]))
 
     def act(self, slots, seats, masks: np.ndarray) -> np.ndarray:
         """The local best response's action ids in ``slots`` (it is to act at ``seats``;
@@ -665,8 +685,11 @@ class BatchedLBR:
                                 [q[2] for q in queries], [q[3] for q in queries]) if queries else []
         at = 0
         for i, slot, seat, mask, spot, candidates, w, eq, bets in deciding:
-            folds = {a: (None if p is None else p[:, FOLD]) for a, p in zip(bets, after[at:at + len(bets)])}
+            rows = dict(zip(bets, after[at:at + len(bets)]))
             at += len(bets)
+            folds = {a: (None if p is None else p[:, FOLD]) for a, p in rows.items()}
             values = _values(mask, spot[2], spot[3], spot[4], spot[5], w, eq, folds)
             out[i] = _best(values)
+            chosen = rows.get(int(out[i]))
+            self.hands[slot].after_bet = None if chosen is None else (candidates, chosen)
         return out

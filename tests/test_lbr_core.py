@@ -180,3 +180,82 @@ def test_the_roll_outs_first_cards_are_argsorts():
         assert np.array_equal(_stud_core.smallest_k(u, k), np.argsort(u, axis=1)[:, :k]), (p, k)
     with pytest.raises(ValueError, match="0 <= k <= p"):
         _stud_core.smallest_k(np.zeros((2, 3)), 4)
+
+
+def test_the_batched_lbr_reads_the_rows_it_weighed_its_bet_with():
+    # After a bet or raise of the local best response the target acts in the very spot LBR
+    # weighed that bet in: observe() takes those rows instead of asking the core again, and
+    # asks nothing for a fold (it ends the heads-up hand). The likelihoods it keeps must be the
+    # ones a fresh core call gives, to the bit.
+    from arena.lbr import BatchedLBR
+    from envs.actions import FOLD
+    from train.batched_vec import BatchedVecEnv
+
+    target = _model(FEATURES, seed=9)
+    env = BatchedVecEnv("soko", 2, 16, observation_features=FEATURES, seed=5,
+                        opponents=[LBRAgent(target, samples=20)], opponent_weights=[1])
+    (lbr,) = env._lbr.values()
+    spots, asked = lbr.core.spots, []
+
+    def counted(game, slots, seats, actions, candidates):
+        asked.extend(slots)
+        return spots(game, slots, seats, actions, candidates)
+
+    lbr.core.spots = counted
+    observe, tally = BatchedLBR.observe, {"reused": 0, "folds": 0}
+
+    def checked(self, slots, seats, actions):
+        fresh, expected = {}, 0
+        for slot, seat, action in zip(slots.tolist(), seats.tolist(), actions.tolist()):
+            if action == FOLD:
+                tally["folds"] += 1
+                continue
+            tally["reused"] += self.hands[slot].after_bet is not None
+            expected += self.hands[slot].after_bet is None
+            cards = self._unseen(slot, 1 - seat)[0]
+            fresh[slot] = cards, spots(self.game, [slot], [seat], [-1], [cards])[0][:, action]
+        before = len(asked)
+        observe(self, slots, seats, actions)
+        assert len(asked) - before == expected   # no core call for a fold or after its own bet
+        for slot, (cards, likelihood) in fresh.items():
+            kept_cards, kept = self.hands[slot].pending[-1]
+            assert np.array_equal(kept_cards, cards) and np.array_equal(kept, likelihood), slot
+
+    BatchedLBR.observe = checked
+    try:
+        rng = np.random.default_rng(1)
+        env.reset()
+        for _ in range(150):
+            masks = env.action_masks()
+            env.step(np.argmax(rng.random(masks.shape) * masks, axis=1))
+    finally:
+        BatchedLBR.observe = observe
+    assert tally["reused"] > 20 and tally["folds"] > 5
+
+
+def test_first_street_win_probabilities_kept_across_hands_are_the_computed_ones():
+    # LbrTarget keeps the target's first-street win_probability by the whole seat view across
+    # hands and slots (later streets per slot only). Hands dealt the same first-street cards in
+    # other slots, with the button or the seat moved, must get what a target with nothing kept
+    # computes, to the bit, for every candidate card.
+    target = _model(FEATURES, seed=10)
+    rules = get_rules("soko")
+    kept = CoreTargetPolicy(target, rules)
+    rng = np.random.default_rng(2)
+    decks, buttons = [], []
+    for _ in range(6):
+        deck = [int(c) for c in rng.permutation(52)]
+        for button in (0, 1):
+            decks += [deck, deck[:2] + deck[3:4] + deck[2:3] + deck[4:]]   # the up cards swapped
+            buttons += [button, button]
+    mirror = BatchedGame(rules, 2, len(decks), auto_reset=False)
+    mirror.reset(decks=decks, buttons=buttons)
+    for _ in range(2):   # a first street's actions: the bring-in, then the next player's
+        for slot in range(len(decks)):
+            seat = int(mirror.current_player[slot])
+            candidates = np.array([c for c in range(52) if c not in mirror.cards([slot])[1][0, 1 - seat]
+                                   and c not in mirror.cards([slot])[2][0].ravel()])
+            got = kept.spots(mirror, [slot], [seat], [-1], [candidates])[0]
+            fresh = CoreTargetPolicy(target, rules).spots(mirror, [slot], [seat], [-1], [candidates])[0]
+            assert np.array_equal(got, fresh), slot
+        mirror.step([int(np.flatnonzero(m)[-1]) for m in mirror.action_mask])

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <cstdint>
 #include <stdexcept>
@@ -111,7 +112,7 @@ enum Activation { ACT_NONE = 0, ACT_TANH = 1, ACT_RELU = 2 };
 // load time (GCC on x86-64 Linux); both compute the same floats (no fused multiply-add:
 // -ffp-contract is off under -std=c++17, and the avx2 target has no FMA).
 #if defined(__x86_64__) && defined(__linux__) && defined(__GNUC__) && !defined(__clang__)
-#define STUD_CLONES __attribute__((target_clones("avx2", "default")))
+#define STUD_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 #define STUD_NO_TRAPS __attribute__((optimize("O3", "no-trapping-math")))
 #else
 #define STUD_CLONES
@@ -152,27 +153,53 @@ static void tanh_in_place(float* __restrict x, int n) {
 }
 
 // out (rows, m) = bias + in (rows, k) x wt (k, m), each output summed over k in order (so a
-// row's floats do not depend on the other rows); four rows at a time share each weight load.
+// row's floats do not depend on the other rows). Four rows and sixteen outputs at a time: their
+// sums stay in registers over the whole k loop, and each weight load serves four rows.
 STUD_CLONES
 static void dense_rows(const float* __restrict in, int rows, int k, const float* __restrict wt,
                        const float* __restrict bias, int m, float* __restrict out) {
+  constexpr int JB = 16;
   int r = 0;
   for (; r + 4 <= rows; r += 4) {
-    float* o0 = out + (size_t)r * m;
-    float* o1 = o0 + m;
-    float* o2 = o1 + m;
-    float* o3 = o2 + m;
     const float* i0 = in + (size_t)r * k;
-    for (int j = 0; j < m; ++j) o0[j] = o1[j] = o2[j] = o3[j] = bias[j];
-    for (int c = 0; c < k; ++c) {
-      const float x0 = i0[c], x1 = i0[k + c], x2 = i0[2 * k + c], x3 = i0[3 * k + c];
-      const float* w = wt + (size_t)c * m;
-      for (int j = 0; j < m; ++j) {
-        o0[j] += x0 * w[j];
-        o1[j] += x1 * w[j];
-        o2[j] += x2 * w[j];
-        o3[j] += x3 * w[j];
+    const float* i1 = i0 + k;
+    const float* i2 = i1 + k;
+    const float* i3 = i2 + k;
+    float* o0 = out + (size_t)r * m;
+    int j0 = 0;
+    for (; j0 + JB <= m; j0 += JB) {
+      float a0[JB], a1[JB], a2[JB], a3[JB];
+      for (int j = 0; j < JB; ++j) a0[j] = a1[j] = a2[j] = a3[j] = bias[j0 + j];
+      for (int c = 0; c < k; ++c) {
+        const float x0 = i0[c], x1 = i1[c], x2 = i2[c], x3 = i3[c];
+        const float* w = wt + (size_t)c * m + j0;
+        for (int j = 0; j < JB; ++j) {
+          a0[j] += x0 * w[j];
+          a1[j] += x1 * w[j];
+          a2[j] += x2 * w[j];
+          a3[j] += x3 * w[j];
+        }
       }
+      for (int j = 0; j < JB; ++j) {
+        o0[j0 + j] = a0[j];
+        o0[m + j0 + j] = a1[j];
+        o0[2 * m + j0 + j] = a2[j];
+        o0[3 * m + j0 + j] = a3[j];
+      }
+    }
+    for (; j0 < m; ++j0) {  // the outputs past the last whole block of sixteen
+      float a0 = bias[j0], a1 = a0, a2 = a0, a3 = a0;
+      for (int c = 0; c < k; ++c) {
+        const float w = wt[(size_t)c * m + j0];
+        a0 += i0[c] * w;
+        a1 += i1[c] * w;
+        a2 += i2[c] * w;
+        a3 += i3[c] * w;
+      }
+      o0[j0] = a0;
+      o0[m + j0] = a1;
+      o0[2 * m + j0] = a2;
+      o0[3 * m + j0] = a3;
     }
   }
   for (; r < rows; ++r) {
@@ -220,6 +247,12 @@ struct LbrTarget {
     bool have[52];
   };
   std::vector<WinCache> cache;
+  // win_probability on the first street by the whole seat view, kept across hands, one table a
+  // thread (`part`): first streets repeat (heads-up Soko has 2 x 2 x 52 x 51 x 50 seat views),
+  // later ones seldom. The value depends on nothing but the view (win_probability is seeded by
+  // it), so a kept one is the one computed again. Cleared when it reaches FIRST_STREET_MAX.
+  static constexpr size_t FIRST_STREET_MAX = 1u << 20;
+  std::vector<std::unordered_map<std::string, double>> first_street;
 
   void check() const {
     if (layers.empty()) throw std::invalid_argument("LbrTarget: a network of at least one layer");
@@ -269,11 +302,34 @@ struct LbrTarget {
     return k;
   }
 
+  // win_probability of the view, through first_street[part] on the first street.
+  double win(const SeatView& v, int part) {
+    if (v.street != 0) return win_probability(v, win_layout.win_samples, win_layout.win_exact);
+    std::string key;
+    key.reserve(8 + MAX_CARDS + MAX_PLAYERS * (MAX_CARDS + 3));
+    for (int x : {v.n, v.button, v.seat, v.wild + 1, v.nhole_mine}) key.push_back((char)x);
+    key.append((const char*)v.hole, v.nhole_mine);
+    for (int q = 0; q < v.n; ++q) {
+      key.push_back((char)v.nhole[q]);
+      key.push_back((char)(v.folded[q] ? 1 : 0));
+      key.push_back((char)v.nup[q]);
+      key.append((const char*)v.up[q], v.nup[q]);
+    }
+    auto& memo = first_street[part];
+    auto it = memo.find(key);
+    if (it != memo.end()) return it->second;
+    if (memo.size() >= FIRST_STREET_MAX) memo.clear();
+    const double value = win_probability(v, win_layout.win_samples, win_layout.win_exact);
+    memo.emplace(std::move(key), value);
+    return value;
+  }
+
   // The target's action probabilities in the spot of hand `h` (after `action` by its player to
   // act, when action >= 0) for each of the candidate cards, rows of num_actions into out. False
-  // (rows untouched) when `seat` is not to act in that spot. `slot` picks the win cache.
+  // (rows untouched) when `seat` is not to act in that spot. `slot` picks the win cache, `part`
+  // the thread's first-street table (first_street has more than `part` entries).
   bool policies(const Hand& base, int slot, int seat, int action, const int64_t* cards, int count,
-                double* out) {
+                double* out, int part = 0) {
     Hand h = base;
     if (action >= 0 && !h.apply(action)) throw std::invalid_argument("LbrTarget: the action is not legal there");
     if (h.over || h.current != seat) return false;
@@ -302,7 +358,7 @@ struct LbrTarget {
       encode(h, seat, layout, x.data());
       if (win_at >= 0) {
         if (!wc.have[c]) {
-          wc.value[c] = win_probability(seat_view(h, seat), win_layout.win_samples, win_layout.win_exact);
+          wc.value[c] = win(seat_view(h, seat), part);
           wc.have[c] = true;
         }
         x[win_at] = (float)wc.value[c];
