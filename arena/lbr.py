@@ -49,7 +49,7 @@ import numpy as np
 from agents.base import Agent
 from agents.registry import display_name, make_agent
 from envs.actions import CHECK_CALL, FIRST_BET, FOLD, action_mask, apply_action
-from envs.batched import showdown_shares
+from envs.batched import showdown_shares, showdown_shares_many
 from envs.engine.cards import Card
 from envs.engine.events import ACTION_KINDS, BET_KINDS, EventKind
 from envs.engine.game import Game, PlayerView
@@ -643,11 +643,39 @@ class BatchedLBR:
         for (slot, _, action), c, p in zip(ask, cards, probs):
             self.hands[slot].pending.append((c, p[:, action]))
 
+    def _equities(self, stale: list) -> None:
+        """Each hand's equity against every card it cannot see (``_Hand.eq``), for the hands of
+        ``stale`` (hand, my cards, the other's face-up cards, the unseen cards), in one core call:
+        :func:`_equity_against`'s roll-outs (the same draws from each hand's generator, the same
+        deals and floats), the hands spread over the batch's threads."""
+        total = self.rules.cards_per_player
+        mines, theirs, pools, draws, futures, ks, mine_ns = [], [], [], [], [], [], []
+        for h, mine, their_up, unseen in stale:
+            mine_n, k = total - len(mine), 2 * total - 1 - len(mine) - len(their_up)
+            none = np.zeros((0, 0))
+            if math.perm(len(unseen), k) <= self.samples:   # every deal (equity_by_hole)
+                deals = list(itertools.permutations(unseen.tolist(), k))
+                future, u = np.array(deals, dtype=np.int64).reshape(len(deals), k), none
+            else:
+                future, u = np.zeros((0, k), dtype=np.int64), h.rng.random((self.samples, len(unseen)))
+            mines.append(mine)
+            theirs.append(their_up)
+            pools.append(unseen)
+            draws.append(u)
+            futures.append(future)
+            ks.append(k)
+            mine_ns.append(mine_n)
+        shares = showdown_shares_many(self.game, mines, theirs, pools, draws, futures, ks, mine_ns,
+                                      **hand_options(self.rules))
+        for (h, _, _, unseen), eq in zip(stale, shares):
+            h.eq = np.zeros(52)
+            h.eq[unseen] = eq
+
     def act(self, slots, seats, masks: np.ndarray) -> np.ndarray:
         """The local best response's action ids in ``slots`` (it is to act at ``seats``;
         ``masks`` its legal ids there, one row per slot)."""
         out = np.empty(len(slots), dtype=np.int64)
-        deciding = []
+        deciding, stale = [], []
         for i, (slot, seat) in enumerate(zip(slots, seats)):
             legal = np.flatnonzero(masks[i])
             if len(legal) == 1:
@@ -673,11 +701,14 @@ class BatchedLBR:
             if h.eq_key != key:
                 if h.rng is None:
                     h.rng = np.random.default_rng(h.seed)   # (None: a fresh seed, as Agent's)
-                mine = spot[0] + ups[seat]
-                h.eq_key, h.eq = key, _equity_against(self.rules, mine, ups[1 - seat], seen, self.samples,
-                                                      h.rng)
+                h.eq_key = key
+                stale.append((h, spot[0] + ups[seat], ups[1 - seat], unseen))
             bets = [int(a) for a in legal if a >= FIRST_BET]
-            deciding.append((i, slot, seat, masks[i], spot, candidates, w, h.eq[candidates], bets))
+            deciding.append((i, slot, seat, masks[i], spot, candidates, w, h, bets))
+        if stale:
+            self._equities(stale)
+        deciding = [(i, slot, seat, mask, spot, candidates, w, h.eq[candidates], bets)
+                    for i, slot, seat, mask, spot, candidates, w, h, bets in deciding]
         # The spots after every bet or raise of every deciding slot, in one core call.
         queries = [(slot, 1 - seat, a, candidates) for _, slot, seat, _, _, candidates, _, _, bets in deciding
                    for a in bets]

@@ -483,6 +483,72 @@ PYBIND11_MODULE(_stud_core, m) {
      py::arg("wild_mask") = 0, py::arg("canadian") = false, py::arg("double_ace_flush") = false,
      py::arg("ace_low_four_straight") = true);
 
+  // Many slots' roll-outs in one call (arena.lbr.BatchedLBR: the deciding slots' equities): for
+  // query i, showdown_shares of mines[i] against their_ups[i] and each card of pools[i] (the
+  // unseen cards, sorted: the candidates), the cards to come being pools[i] at
+  // smallest_k(draws[i], ks[i]) when draws[i] has rows, else the rows of futures[i]. Spread over
+  // the batch's threads (each query on its own: the same floats as one call each).
+  m.def("lbr_equities", [](const PyBatch& b, std::vector<std::vector<int>> mines,
+                           std::vector<std::vector<int>> their_ups, std::vector<Ints> pools,
+                           std::vector<py::array_t<double, py::array::c_style | py::array::forcecast>> draws,
+                           std::vector<Ints> futures, std::vector<int> ks, std::vector<int> mine_to_come,
+                           int wild_mask, bool canadian, bool double_ace_flush, bool ace_low_four_straight) {
+    const size_t q = mines.size();
+    if (their_ups.size() != q || pools.size() != q || draws.size() != q || futures.size() != q || ks.size() != q ||
+        mine_to_come.size() != q)
+      throw std::invalid_argument("lbr_equities: one hand, face-up list, pool, draws, future, k and count each");
+    std::vector<std::vector<int>> candidates(q);
+    std::vector<const double*> u(q, nullptr);
+    std::vector<const int64_t*> given(q, nullptr);
+    std::vector<py::ssize_t> rows(q);
+    for (size_t i = 0; i < q; ++i) {
+      const py::ssize_t p = pools[i].size();
+      candidates[i].assign(pools[i].data(), pools[i].data() + p);
+      if (ks[i] < 0 || ks[i] > p) throw std::invalid_argument("lbr_equities: 0 <= k <= the pool's size");
+      if (draws[i].ndim() == 2 && draws[i].shape(0) > 0) {
+        if (draws[i].shape(1) != p) throw std::invalid_argument("lbr_equities: draws are (rows, the pool's size)");
+        u[i] = draws[i].data();
+        rows[i] = draws[i].shape(0);
+      } else {
+        if (futures[i].ndim() != 2 || futures[i].shape(1) != ks[i])
+          throw std::invalid_argument("lbr_equities: a future is (rows, k)");
+        given[i] = futures[i].data();
+        rows[i] = futures[i].shape(0);
+      }
+    }
+    const EvalOptions opts{canadian, double_ace_flush, ace_low_four_straight};
+    std::vector<std::vector<double>> shares(q);
+    {
+      py::gil_scoped_release release;
+      const int parts = (int)std::max<size_t>(1, std::min<size_t>((size_t)b.threads, q));
+      b.workers->run(parts, [&](int part) {
+        std::vector<int64_t> picked, future;
+        for (size_t i = part; i < q; i += parts) {
+          const int64_t* f = given[i];
+          if (u[i]) {
+            const py::ssize_t p = (py::ssize_t)candidates[i].size();
+            picked.resize((size_t)rows[i] * ks[i]);
+            smallest_k(u[i], rows[i], p, ks[i], picked.data());
+            future.resize(picked.size());
+            for (size_t j = 0; j < picked.size(); ++j) future[j] = candidates[i][picked[j]];
+            f = future.data();
+          }
+          shares[i] = showdown_shares(mines[i], their_ups[i], candidates[i], f, rows[i], ks[i], mine_to_come[i],
+                                      wild_mask, opts);
+        }
+      });
+    }
+    py::list out;
+    for (const auto& s : shares) {
+      py::array_t<double> a(s.size());
+      std::copy(s.begin(), s.end(), a.mutable_data());
+      out.append(a);
+    }
+    return out;
+  }, py::arg("batch"), py::arg("mines"), py::arg("their_ups"), py::arg("pools"), py::arg("draws"),
+     py::arg("futures"), py::arg("ks"), py::arg("mine_to_come"), py::arg("wild_mask") = 0,
+     py::arg("canadian") = false, py::arg("double_ace_flush") = false, py::arg("ace_low_four_straight") = true);
+
   // argsort(u, axis=1)[:, :k] of an (rows, p) array of distinct values per row (arena/lbr.h).
   m.def("smallest_k", [](py::array_t<double, py::array::c_style | py::array::forcecast> u, int k) {
     if (u.ndim() != 2 || k < 0 || k > u.shape(1))

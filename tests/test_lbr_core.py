@@ -259,3 +259,36 @@ def test_first_street_win_probabilities_kept_across_hands_are_the_computed_ones(
             fresh = CoreTargetPolicy(target, rules).spots(mirror, [slot], [seat], [-1], [candidates])[0]
             assert np.array_equal(got, fresh), slot
         mirror.step([int(np.flatnonzero(m)[-1]) for m in mirror.action_mask])
+
+
+@pytest.mark.parametrize("threads", [1, 3])
+def test_many_hands_roll_outs_in_one_call_are_each_hands_own(threads):
+    # BatchedLBR's equities: one core call for every deciding slot (random draws or every deal)
+    # must give each hand exactly what showdown_shares of its own deals gives.
+    from envs import _stud_core
+    from envs.batched import showdown_shares, showdown_shares_many
+
+    rng = np.random.default_rng(3)
+    game = BatchedGame(get_rules("soko"), 2, 4, threads=threads)
+    queries = []
+    for mine_n, theirs_n in [(3, 3), (2, 2), (1, 1), (0, 0), (3, 3), (1, 0)]:
+        cards = rng.permutation(52)
+        mine = cards[:5 - mine_n].tolist()
+        their_up = cards[5 - mine_n:9 - mine_n - theirs_n].tolist()
+        unseen = np.sort(cards[9 - mine_n - theirs_n:])
+        k = mine_n + theirs_n
+        if k <= 1:   # every deal
+            future, draws = (unseen[:, None] if k else np.zeros((1, 0), dtype=np.int64)), None
+        else:
+            draws = rng.random((30, len(unseen)))
+            future = unseen[_stud_core.smallest_k(draws, k)]
+        queries.append((mine, their_up, unseen, draws, future, k, mine_n))
+    draws = [np.zeros((0, 0)) if q[3] is None else q[3] for q in queries]
+    futures = [np.zeros((0, q[5]), np.int64) if q[3] is not None else q[4] for q in queries]
+    mines, theirs, pools, _, _, ks, mine_ns = zip(*queries)
+    got = showdown_shares_many(game, mines, theirs, pools, draws, futures, ks, mine_ns, canadian=True)
+    for (mine, their_up, unseen, _, future, _, mine_n), shares in zip(queries, got):
+        expected = showdown_shares(mine, their_up, unseen, future, mine_n, canadian=True)
+        assert np.array_equal(shares, expected)
+    with pytest.raises(ValueError, match="one hand, face-up list"):
+        showdown_shares_many(game, [[1]], [], [], [], [], [], [])
