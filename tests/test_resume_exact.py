@@ -86,7 +86,7 @@ def test_periodic_checkpoints_are_exact_and_keep_their_generators(smoke_run):
         state = json.loads(path.read_text())
         assert state["exact"] is True
         assert set(state["generators"]) >= {"python", "numpy", "torch"}
-        assert set(state["evaluation"]) == {"last_timesteps", "br_mark"}
+        assert set(state["evaluation"]) == {"last_timesteps", "br_mark", "submitted"}
 
 
 def test_the_generators_state_round_trips_through_json():

@@ -508,3 +508,63 @@ def test_exact_best_responses_to_snapshots_join_the_pool_and_survive_a_resume(tm
     # baselines 0.2 (random, call, raise, tag), three snapshots 0.2, two responses 0.6.
     assert venv.weights == pytest.approx([0.05] * 4 + [0.2 / 3] * 3 + [0.3, 0.3])
     assert [a.path.name for a in venv.pool[-2:]] == [p.name for p in tables]
+
+
+def _eval_values(run_dir: Path) -> dict[tuple[str, int], float]:
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    acc = EventAccumulator(str(run_dir / "tb"), size_guidance={"scalars": 0})
+    acc.Reload()
+    return {(t, e.step): e.value for t in acc.Tags()["scalars"]
+            if t.startswith("eval/") and not t.endswith("seconds") for e in acc.Scalars(t)}
+
+
+def _eval_table(run_dir: Path) -> list[list[str]]:
+    with (run_dir / "eval.csv").open() as f:
+        return [row[:-1] for row in csv.reader(f)]   # (all but the seconds)
+
+
+def test_background_evaluations_log_what_in_process_ones_do(smoke_run, tmp_path):
+    """eval.background plays the hands in a second process while training goes on: the same
+    eval.csv rows and TensorBoard values at the same steps (the local best response's too), and
+    the same weights."""
+    import torch
+    from sb3_contrib import MaskablePPO
+
+    from train.ppo import main
+
+    runs = {bg: main(smoke(tmp_path / bg, "eval.lbr_hands=20", "eval.at_start=true",
+                           f"eval.background={bg}"), progress=False) for bg in ("false", "true")}
+    tables = {bg: _eval_table(run) for bg, run in runs.items()}
+    assert len(tables["true"]) == 1 + 3 * 3 and tables["true"] == tables["false"]
+    values = {bg: _eval_values(run) for bg, run in runs.items()}
+    assert ("eval/lbr_bb100", 768) in values["true"] and values["true"] == values["false"]
+    weights = [MaskablePPO.load(str(run / "final_model.zip"), device="cpu").policy.state_dict()
+               for run in runs.values()]
+    assert all(torch.equal(weights[0][k], weights[1][k]) for k in weights[0])
+    assert not list((runs["true"] / "checkpoints").glob("eval_model*"))   # dropped once played
+
+
+def test_a_resume_plays_again_the_evaluation_its_checkpoint_left_under_way(tmp_path):
+    """A checkpoint taken while its step's evaluation was still being played in the background
+    (the run stopped before the row was written) resumes by playing that evaluation first."""
+    from train.callbacks import read_checkpoint_state
+    from train.ppo import main
+
+    run_dir = main(smoke(tmp_path, "eval.background=true"), progress=False)
+    full = _eval_table(run_dir)
+    # ckpt_1024 becomes the newest, taken (as if) while an evaluation at 1024 was under way.
+    for suffix in (".zip", ".json"):
+        (run_dir / "checkpoints" / f"ckpt_1536{suffix}").unlink()
+    (run_dir / "final_model.zip").unlink()
+    state = read_checkpoint_state(run_dir / "checkpoints" / "ckpt_1024.json")
+    assert state["evaluation"] == {"last_timesteps": 768, "br_mark": 768, "submitted": 768}
+    state["evaluation"]["submitted"] = 1024
+    (run_dir / "checkpoints" / "ckpt_1024.json").write_text(json.dumps(state))
+    from train.ppo import cli
+
+    assert cli(["--resume", str(run_dir), "--no-progress"]) == 0
+    rows = _eval_table(run_dir)
+    steps = [int(r[0]) for r in rows[1:]]
+    assert steps == sorted(steps) and steps.count(1024) == 3       # random, call, field at 1024
+    assert [r for r in rows if r[0] != "1024"] == full              # the rest as the first run's

@@ -17,9 +17,11 @@ the weights training goes on from, and what they log lands at step N, the step o
 tags. After the last update ``train/ppo.py`` evaluates and checkpoints the final model itself.
 
 A checkpoint ``ckpt_N`` is written after everything else at step N, so when it exists the
-evaluation and snapshot of step N are on disk too; ``--resume`` from it drops the ``eval.csv``
-rows past N (training repeats those steps) and TensorBoard hides the points past N
-(``purge_step``). Snapshot files stay until neither the pool nor any checkpoint lists them.
+snapshot of step N and every evaluation before N are on disk too, and so is the evaluation of
+step N unless ``eval.background`` is still playing it (a resume from N plays it again when its
+row is missing); ``--resume`` from it drops the ``eval.csv`` rows past N (training repeats
+those steps) and TensorBoard hides the points past N (``purge_step``). Snapshot files stay
+until neither the pool nor any checkpoint lists them.
 
 Everything saved is written to a temporary file in the same folder and moved into place with
 ``os.replace``, so a crash or Ctrl-C in the middle of a save leaves the previous file whole.
@@ -27,6 +29,7 @@ Everything saved is written to a temporary file in the same folder and moved int
 
 from __future__ import annotations
 
+import concurrent.futures
 import csv
 import functools
 import io
@@ -47,6 +50,10 @@ from train.vec import set_pool
 __all__ = ["atomic_write_bytes", "save_model", "ProgressBar", "PokerStats", "SelfPlay", "Checkpoints",
            "Evaluation", "OpponentPool", "tag_name", "latest_checkpoint", "checkpoint_files",
            "read_checkpoint_state", "referenced_snapshots", "write_now", "hands_seed", "restart_hands"]
+
+
+LEARNER = "learner"
+"""The learner's name at an evaluation's tables (its deals are keyed by the seats' names)."""
 
 
 # --------------------------------------------------------------------------------------------
@@ -544,6 +551,9 @@ class Checkpoints(EveryTimesteps):
         if exact:
             state["generators"] = rng_state.capture()
             if self.evaluation is not None:
+                # Every evaluation before this step is logged; one begun at this very step may
+                # still be under way (a resume from here plays it again if its row is missing).
+                self.evaluation.collect(wait=True, before=steps)
                 state["evaluation"] = self.evaluation.state()
         atomic_write_text(path.with_suffix(".json"), json.dumps(state, indent=2) + "\n")
         self.last_saved = steps
@@ -558,14 +568,15 @@ class Checkpoints(EveryTimesteps):
 
 class Evaluation(EveryTimesteps):
     """Every ``every`` timesteps, a duplicate tournament of the current policy against each
-    baseline, with :func:`arena.match.play_match` (``eval/*``, ``eval.csv``).
+    baseline, with :func:`arena.match.play_match` (``eval/*``, ``eval.csv``). With
+    ``eval.background`` its hands (:func:`play_evaluation`) are played by a second process
+    while training goes on, and logged at their step at the first rollout after they are done.
 
     The learner sits at the table as ``"learner"``: the match's deals are keyed by the seats'
     names, so the same weights get the same deals whatever the run folder's path looks like.
     """
 
     FIELDS = ["timesteps", "opponent", "hands", "bb100", "ci95_low", "ci95_high", "seconds"]
-    LEARNER = "learner"
 
     def __init__(self, cfg: Config, run_dir: Path, *, progress: ProgressBar | None = None,
                  on_result=None, pool: OpponentPool | None = None) -> None:
@@ -578,33 +589,48 @@ class Evaluation(EveryTimesteps):
         self.run_dir = Path(run_dir)
         self.csv_path = self.run_dir / "eval.csv"
         self.progress = progress
-        self.last_timesteps = -1
+        self.last_timesteps = -1      # the last evaluation logged
+        self.submitted = -1           # the last evaluation begun
         self.br_mark = 0              # the last evaluation's timesteps (when a best response is due)
         self.results: dict[str, Any] = {}
+        self.background = cfg.eval.background
+        self._background: concurrent.futures.ProcessPoolExecutor | None = None
+        self._pending: tuple | None = None   # (steps, future, values found here, logger, model file)
+        self.missing: int | None = None
 
     def fire(self) -> None:
-        self.evaluate()
+        self.evaluate(wait=not self.background)
+
+    def _on_rollout_start(self) -> None:
+        self.collect(wait=False)   # a background evaluation that is done: logged now
+        super()._on_rollout_start()
 
     def state(self) -> dict[str, int]:
-        """The counters a checkpoint keeps (when a learned best response is due next)."""
-        return {"last_timesteps": self.last_timesteps, "br_mark": self.br_mark}
+        """The counters a checkpoint keeps (when a learned best response is due next, and the
+        step of the evaluation under way, which a resume from this step plays again)."""
+        return {"last_timesteps": self.last_timesteps, "br_mark": self.br_mark, "submitted": self.submitted}
 
     def resume_at(self, timesteps: int, state: dict | None = None) -> int:
         """Keep only the ``eval.csv`` rows of steps up to ``timesteps`` (the checkpoint a run
         resumes from: training repeats the steps after it), and take the checkpoint's counters
-        (``state``, from :meth:`state`); returns how many rows were dropped."""
+        (``state``, from :meth:`state`); returns how many rows were dropped. :attr:`missing`:
+        the checkpoint's step when its evaluation was still under way in the background (its
+        row never written); the caller evaluates the resumed model there again."""
+        self.missing = None
         if state:
             self.br_mark = int(state.get("br_mark", timesteps))
         else:
             self.br_mark = timesteps
-        if not self.csv_path.exists():
-            return 0
-        with self.csv_path.open(newline="") as f:
-            rows = list(csv.reader(f))
+        rows = []
+        if self.csv_path.exists():
+            with self.csv_path.open(newline="") as f:
+                rows = list(csv.reader(f))
         body = rows[1:] if rows and rows[0] == self.FIELDS else rows
         kept = [r for r in body if len(r) == len(self.FIELDS) and r[0].isdigit() and int(r[0]) <= timesteps]
         if any(int(r[0]) == timesteps for r in kept):
             self.last_timesteps = timesteps
+        elif state and state.get("submitted") == timesteps:
+            self.missing = timesteps
         dropped = len(body) - len(kept)
         if dropped:
             out = io.StringIO()
@@ -612,43 +638,48 @@ class Evaluation(EveryTimesteps):
             atomic_write_text(self.csv_path, out.getvalue())
         return dropped
 
-    def evaluate(self, model=None) -> dict[str, Any]:
-        """Play the tournaments now, log ``eval/*`` at the model's step, append to ``eval.csv``;
-        returns the estimates. A step already evaluated is not played again."""
-        from agents.registry import make_agent
-        from arena.match import play_match
-        from arena.stats import combine
-
+    def evaluate(self, model=None, *, wait: bool = True) -> dict[str, Any]:
+        """Play the tournaments of the model's step, log ``eval/*`` at that step, append to
+        ``eval.csv``; returns the estimates of the last evaluation logged. A step already
+        evaluated is not played again. With ``eval.background`` the baseline and local best
+        response hands are played by a second process; ``wait=False`` returns at once (the
+        results are logged by :meth:`collect`), else once they are logged. An evaluation under
+        way is logged before the next one starts."""
         model = model or self.model
         steps = int(model.num_timesteps)
-        if steps == self.last_timesteps:
+        if steps in (self.last_timesteps, self.submitted):
+            if wait:
+                self.collect(wait=True)
             return self.results
+        self.collect(wait=True)
         cfg = self.cfg
-        path = save_model(model, self.run_dir / "checkpoints" / "eval_model.zip")
+        name = f"eval_model_{steps}.zip" if self.background else "eval_model.zip"
+        path = save_model(model, self.run_dir / "checkpoints" / name)
         spec = f"ppo:{path},deterministic={str(cfg.eval.deterministic).lower()}"
-        rules = cfg.env.rule_overrides()
-        rows, estimates = [], {}
-        for opponent in cfg.eval.baselines:
-            learner = make_agent(spec)
-            learner.name = self.LEARNER
-            seats = [learner] + [opponent] * (cfg.env.players - 1)
-            start = time.perf_counter()
-            result = play_match(cfg.env.game, seats, hands=cfg.eval.hands, seed=cfg.run.seed + 1,
-                                workers=cfg.eval.workers, engine=cfg.eval.engine, **rules)
-            est = result.estimates[self.LEARNER]
-            estimates[opponent] = est
-            rows.append((opponent, result.hands, est, time.perf_counter() - start))
-        field = combine(list(estimates.values()))
-        rows.append(("field", sum(r[1] for r in rows), field, sum(r[3] for r in rows)))
-        values: dict[str, Any] = {}
-        for opponent, hands, est, _ in rows:
-            name = "eval/bb100_vs_field" if opponent == "field" else f"eval/bb100_vs_{tag_name(opponent)}"
-            values[name] = est.mean
-            values[f"{name}_ci95_low"] = est.low
-            values[f"{name}_ci95_high"] = est.high
-        values["eval/seconds"] = sum(r[3] for r in rows[:-1])
-        values.update(self._exploitability(spec, rules, steps))
-        write_now(model.logger, values, steps)
+        extra = self._exploitability(spec, cfg.env.rule_overrides(), steps)   # learned, exact: here
+        if self.background:
+            job = self._executor().submit(play_evaluation, cfg, spec)
+        else:
+            job = concurrent.futures.Future()
+            job.set_result(play_evaluation(cfg, spec))
+        self._pending = (steps, job, extra, model.logger, path if self.background else None)
+        self.submitted = steps
+        if wait:
+            self.collect(wait=True)
+        return self.results
+
+    def collect(self, *, wait: bool, before: int | None = None) -> None:
+        """Log the evaluation under way once it is done (``wait``: wait for it); ``before``:
+        only one begun at an earlier step."""
+        if self._pending is None:
+            return
+        steps, job, extra, logger, path = self._pending
+        if (before is not None and steps >= before) or not (wait or job.done()):
+            return
+        self._pending = None
+        rows, values = job.result()
+        values.update(extra)
+        write_now(logger, values, steps)
         new = not self.csv_path.exists()
         with self.csv_path.open("a", newline="") as f:
             writer = csv.writer(f)
@@ -660,16 +691,32 @@ class Evaluation(EveryTimesteps):
             os.fsync(f.fileno())
         self.last_timesteps = steps
         self.results = {"timesteps": steps, **{o: e for o, _, e, _ in rows}}
+        if path is not None:
+            path.unlink(missing_ok=True)
         if self.progress is not None:
-            self.progress.set_postfix(field=f"{field.mean:+.1f}bb/100")
+            self.progress.set_postfix(field=f"{rows[-1][2].mean:+.1f}bb/100")
         if self.on_result is not None:
             self.on_result(steps, values)
-        return self.results
+
+    def _executor(self) -> concurrent.futures.ProcessPoolExecutor:
+        if self._background is None:
+            import multiprocessing
+
+            self._background = concurrent.futures.ProcessPoolExecutor(
+                max_workers=1, mp_context=multiprocessing.get_context("spawn"), initializer=_one_thread)
+        return self._background
+
+    def close(self) -> None:
+        """Stop the background process (an evaluation under way is dropped)."""
+        if self._background is not None:
+            self._background.shutdown(wait=False, cancel_futures=True)
+            self._background = None
+            self._pending = None
 
     def _exploitability(self, spec: str, rules: dict, steps: int) -> dict[str, float]:
-        """``eval/lbr_bb100`` (a local best response's winnings against the learner, with its
-        interval), ``eval/br_bb100`` (a learned best response's, when one is due) and
-        ``eval/exploitability`` (exact, soko_mini), as the config asks."""
+        """``eval/br_bb100`` (a learned best response's winnings against the learner, when one
+        is due) and ``eval/exploitability`` (exact, soko_mini), as the config asks (the local
+        best response's ``eval/lbr_bb100``: :func:`play_evaluation`)."""
         from agents.registry import make_agent
 
         cfg = self.cfg.eval
@@ -678,19 +725,6 @@ class Evaluation(EveryTimesteps):
         self.br_mark = steps
         if cfg.br_steps and (every == 0 or steps == 0 or steps // every > mark // every):
             values.update(self._learned_best_response(spec, rules, steps))
-        if cfg.lbr_hands:
-            from arena.lbr import LBRAgent
-            from arena.match import play_match
-
-            learner = make_agent(spec)
-            learner.name = self.LEARNER
-            start = time.perf_counter()
-            result = play_match(self.cfg.env.game, [LBRAgent(learner), learner], hands=cfg.lbr_hands,
-                                seed=self.cfg.run.seed + 2, engine=cfg.engine, **rules)
-            est = result.estimates[result.agents[0]]
-            values.update({"eval/lbr_bb100": est.mean, "eval/lbr_bb100_ci95_low": est.low,
-                           "eval/lbr_bb100_ci95_high": est.high,
-                           "eval/lbr_seconds": time.perf_counter() - start})
         if cfg.exploitability:
             from arena.exact import agent_strategy, bb_per_100, exploitability
             from envs.engine.rules import get_rules
@@ -707,7 +741,6 @@ class Evaluation(EveryTimesteps):
             values["eval/exploitability_seconds"] = time.perf_counter() - start
         return values
 
-
     def _learned_best_response(self, spec: str, rules: dict, steps: int) -> dict[str, float]:
         """Train a best response against the learner's checkpoint (a separate program: this
         process's generators are left alone), play it, keep it in ``best_responses/at_STEPS``."""
@@ -722,7 +755,7 @@ class Evaluation(EveryTimesteps):
         model, info = train_best_response(game, spec, folder, steps=cfg.eval.br_steps, seed=seed, rules=rules,
                                           players=cfg.env.players, config=repo_path(cfg.eval.br_config))
         learner = make_agent(spec)
-        learner.name = self.LEARNER
+        learner.name = LEARNER
         result = lower_bound(get_rules(game, **rules), f"ppo:{model},name=best_response", learner,
                              hands=cfg.eval.br_hands, seed=seed, players=cfg.env.players)
         result.update({"timesteps": steps, "best_response_agent": f"ppo:{model}", **info,
@@ -731,6 +764,62 @@ class Evaluation(EveryTimesteps):
         low, high = result["ci95"]
         return {"eval/br_bb100": result["exploitability_bb_per_100"], "eval/br_bb100_ci95_low": low,
                 "eval/br_bb100_ci95_high": high, "eval/br_seconds": time.perf_counter() - start}
+
+
+def play_evaluation(cfg: Config, spec: str) -> tuple[list, dict[str, float]]:
+    """One evaluation's hands for the model ``spec``: a duplicate match against each of
+    ``eval.baselines`` (seated as ``"learner"``: the deals are keyed by the seats' names, so the
+    same weights get the same deals whatever the run folder's path) and ``eval.lbr_hands`` of a
+    local best response. Returns the rows (opponent, hands, estimate, seconds), the field last,
+    and the ``eval/*`` values: ``bb100_vs_*`` with their intervals, ``seconds``, ``lbr_bb100``."""
+    from agents.registry import make_agent
+    from arena.match import play_match
+    from arena.stats import combine
+
+    rules = cfg.env.rule_overrides()
+    rows, estimates = [], {}
+    for opponent in cfg.eval.baselines:
+        learner = make_agent(spec)
+        learner.name = LEARNER
+        seats = [learner] + [opponent] * (cfg.env.players - 1)
+        start = time.perf_counter()
+        result = play_match(cfg.env.game, seats, hands=cfg.eval.hands, seed=cfg.run.seed + 1,
+                            workers=cfg.eval.workers, engine=cfg.eval.engine, **rules)
+        est = result.estimates[LEARNER]
+        estimates[opponent] = est
+        rows.append((opponent, result.hands, est, time.perf_counter() - start))
+    field = combine(list(estimates.values()))
+    rows.append(("field", sum(r[1] for r in rows), field, sum(r[3] for r in rows)))
+    values: dict[str, float] = {}
+    for opponent, _, est, _ in rows:
+        name = "eval/bb100_vs_field" if opponent == "field" else f"eval/bb100_vs_{tag_name(opponent)}"
+        values[name] = est.mean
+        values[f"{name}_ci95_low"] = est.low
+        values[f"{name}_ci95_high"] = est.high
+    values["eval/seconds"] = sum(r[3] for r in rows[:-1])
+    if cfg.eval.lbr_hands:
+        from arena.lbr import LBRAgent
+
+        learner = make_agent(spec)
+        learner.name = LEARNER
+        start = time.perf_counter()
+        result = play_match(cfg.env.game, [LBRAgent(learner), learner], hands=cfg.eval.lbr_hands,
+                            seed=cfg.run.seed + 2, engine=cfg.eval.engine, **rules)
+        est = result.estimates[result.agents[0]]
+        values.update({"eval/lbr_bb100": est.mean, "eval/lbr_bb100_ci95_low": est.low,
+                       "eval/lbr_bb100_ci95_high": est.high,
+                       "eval/lbr_seconds": time.perf_counter() - start})
+    return rows, values
+
+
+def _one_thread() -> None:
+    """The background evaluation process: one torch and one BLAS thread (training has the rest)."""
+    import torch
+
+    from agents.trained import limit_blas_threads
+
+    torch.set_num_threads(1)
+    limit_blas_threads(1)
 
 
 @functools.lru_cache(maxsize=1)

@@ -181,6 +181,10 @@ class EvalConfig:
     # same deals either way, and the same results for deterministic agents.
     engine: Literal["auto", "batched", "reference"] = "auto"
     at_start: bool = False         # also evaluate the untrained policy, at step 0
+    # Play the baseline and local best response hands in a second process while training goes
+    # on (train/callbacks.py Evaluation): the same numbers, logged at their step once they are
+    # in; at most one evaluation under way (the next one waits for it), the final one waited for.
+    background: bool = False
     # Exploitability at each evaluation: local best response hands (heads-up Soko and soko_mini,
     # arena/lbr.py; eval/lbr_bb100, a lower bound; 0: off), and the exact value (soko_mini only,
     # arena/exact.py, any ppo model, features or not; eval/exploitability; about 25 s CPU per

@@ -231,7 +231,7 @@ def main(cfg: Config, *, resume: str | Path | None = None, command: Sequence[str
     # A new run that fails before its step-0 checkpoint leaves no folder behind (a resumed
     # run's folder holds its earlier work: never removed).
     started = resume is not None
-    venv = model = logger = None
+    venv = model = logger = evaluation = None
     try:
         venv = TimedVecEnv(training_env(cfg))   # time/env_share in TensorBoard
         pool = OpponentPool(cfg, venv, run_dir / "snapshots", run_dir / "checkpoints")
@@ -284,7 +284,8 @@ def main(cfg: Config, *, resume: str | Path | None = None, command: Sequence[str
             model.logger.record("command", command_line)
             model.logger.dump(0)
             if cfg.eval.every and cfg.eval.at_start:
-                evaluation.evaluate(model)   # the untrained policy: where the curves start
+                # the untrained policy: where the curves start
+                evaluation.evaluate(model, wait=not evaluation.background)
             restart_hands(model, pool, seed)   # the first hands, as a resume from step 0 deals them
             checkpoints.save(model)   # a run killed before its first periodic checkpoint can resume
             started = True
@@ -294,6 +295,8 @@ def main(cfg: Config, *, resume: str | Path | None = None, command: Sequence[str
             if dropped:
                 print(f"eval.csv: dropped {dropped} rows logged after step {done_before} "
                       f"(training repeats those steps)", flush=True)
+            if evaluation.missing is not None and cfg.eval.every:
+                evaluation.evaluate(model)   # under way in the background when the run stopped
         # At each step: snapshot, then evaluation, then the checkpoint (which saves the pool), so
         # a checkpoint on disk means everything before it is recorded.
         callbacks = [bar, PokerStats(), TimeShares(), SelfPlay(pool, cfg.opponents.self_play.every),
@@ -331,6 +334,8 @@ def main(cfg: Config, *, resume: str | Path | None = None, command: Sequence[str
         save_model(model, run_dir / "final_model.zip")
         save_agent(model, run_dir / FINAL_AGENT, cfg)
     finally:
+        if evaluation is not None:
+            evaluation.close()
         if venv is not None:
             try:
                 venv.close()
