@@ -105,17 +105,25 @@ def equity_by_hole(rules: Rules, mine: list[int], their_up: list[int], candidate
     mine_n, theirs_n = to_come
     k = mine_n + theirs_n
     pool = np.asarray(unseen)
-    P = len(pool)
-    deals = math.perm(P, k)
-    if deals <= samples:   # (on the last street k = 0: one deal of nothing, each card scored once)
-        future = np.array(list(itertools.permutations(pool.tolist(), k)), dtype=np.int64)
-    else:
-        # pool[argsort(rng.random((samples, P)), axis=1)[:, :k]], the first k by a selection
-        # in the core instead of a whole sort (the same deals: the draws are distinct)
+    future, draws = _deals(pool, k, samples, rng)
+    if draws is not None:
+        # pool[argsort(draws, axis=1)[:, :k]], the first k by a selection in the core instead of
+        # a whole sort (the same deals: the draws are distinct)
         from envs import _stud_core
 
-        future = pool[_stud_core.smallest_k(rng.random((samples, P)), k)]
+        future = pool[_stud_core.smallest_k(draws, k)]
     return showdown_shares(mine, their_up, candidates, future, mine_n, **hand_options(rules))
+
+
+def _deals(pool: np.ndarray, k: int, samples: int, rng: np.random.Generator
+           ) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """The roll-outs' cards to come from ``pool``, as (future, None): every ordered deal of
+    ``k`` cards ((deals, k) card ids) when there are at most ``samples``; else (None, draws):
+    ``samples`` rows of uniform draws over the pool, whose ``k`` smallest pick each deal."""
+    if math.perm(len(pool), k) <= samples:   # (on the last street k = 0: one deal of nothing)
+        deals = list(itertools.permutations(np.asarray(pool).tolist(), k))
+        return np.array(deals, dtype=np.int64).reshape(len(deals), k), None
+    return None, rng.random((samples, len(pool)))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -652,12 +660,11 @@ class BatchedLBR:
         mines, theirs, pools, draws, futures, ks, mine_ns = [], [], [], [], [], [], []
         for h, mine, their_up, unseen in stale:
             mine_n, k = total - len(mine), 2 * total - 1 - len(mine) - len(their_up)
-            none = np.zeros((0, 0))
-            if math.perm(len(unseen), k) <= self.samples:   # every deal (equity_by_hole)
-                deals = list(itertools.permutations(unseen.tolist(), k))
-                future, u = np.array(deals, dtype=np.int64).reshape(len(deals), k), none
+            future, u = _deals(unseen, k, self.samples, h.rng)
+            if u is None:
+                u = np.zeros((0, 0))
             else:
-                future, u = np.zeros((0, k), dtype=np.int64), h.rng.random((self.samples, len(unseen)))
+                future = np.zeros((0, k), dtype=np.int64)
             mines.append(mine)
             theirs.append(their_up)
             pools.append(unseen)

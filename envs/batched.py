@@ -358,6 +358,11 @@ def win_probabilities(game, seat: int, holes, *, samples: int = WIN_SAMPLES,
         list(game.folded), samples, max_exact)
 
 
+def _wild_mask(wild_ranks) -> int:
+    """The core's bit set of wild ranks (bit i: ``RANKS[i]``)."""
+    return sum(1 << RANKS.index(r) for r in set(wild_ranks))
+
+
 def showdown_shares(mine, their_up, candidates, future, mine_to_come: int, *, canadian: bool = False,
                     wild_ranks=(), double_ace_flush: bool = False,
                     ace_low_four_straight: bool = True) -> np.ndarray:
@@ -371,7 +376,7 @@ def showdown_shares(mine, their_up, candidates, future, mine_to_come: int, *, ca
     if future.ndim != 2 or not np.issubdtype(future.dtype, np.integer):
         raise ValueError(f"showdown_shares takes an (rows, k) integer array of cards to come, not "
                          f"{future.dtype} of shape {future.shape}")
-    wild_mask = sum(1 << RANKS.index(r) for r in set(wild_ranks))
+    wild_mask = _wild_mask(wild_ranks)
     return _stud_core.showdown_shares([int(c) for c in mine], [int(c) for c in their_up],
                                       [int(c) for c in candidates], future.astype(np.int64, copy=False),
                                       int(mine_to_come), wild_mask, canadian, double_ace_flush,
@@ -388,7 +393,7 @@ def showdown_shares_many(game, mines, their_ups, pools, draws, futures, ks, mine
     len(pools[i])), as ``argsort(draws, axis=1)[:, :k]``) when it has rows, else the rows of
     ``futures[i]`` ((rows, ks[i]) card ids); ``mine_to_come[i]`` of them mine. The same floats
     as one :func:`showdown_shares` call per hand."""
-    wild_mask = sum(1 << RANKS.index(r) for r in set(wild_ranks))
+    wild_mask = _wild_mask(wild_ranks)
     return _stud_core.lbr_equities(game._core, [[int(c) for c in m] for m in mines],
                                    [[int(c) for c in t] for t in their_ups], pools, draws, futures,
                                    [int(k) for k in ks], [int(n) for n in mine_to_come], wild_mask, canadian,
@@ -399,7 +404,7 @@ def evaluate(cards, *, canadian: bool = False, wild_ranks=(), double_ace_flush: 
              ace_low_four_straight: bool = True) -> int:
     """The core's hand value of 1 to 7 cards (ints 0..51): the same int as
     ``envs.engine.hands.evaluate`` with the same options."""
-    wild_mask = sum(1 << RANKS.index(r) for r in set(wild_ranks))
+    wild_mask = _wild_mask(wild_ranks)
     return _stud_core.evaluate([int(c) for c in cards], wild_mask, canadian, double_ace_flush,
                                ace_low_four_straight)
 
@@ -413,7 +418,7 @@ def evaluate_rows(cards, *, canadian: bool = False, wild_ranks=(), double_ace_fl
     if cards.ndim != 2 or not 1 <= cards.shape[1] <= 7 or not np.issubdtype(cards.dtype, np.integer):
         raise ValueError(f"evaluate_rows takes an (N, 1..7) integer array of card ids, not {cards.dtype} "
                          f"of shape {cards.shape}")
-    wild_mask = sum(1 << RANKS.index(r) for r in set(wild_ranks))
+    wild_mask = _wild_mask(wild_ranks)
     return _stud_core.evaluate_rows(cards.astype(np.int64, copy=False), wild_mask, canadian,
                                     double_ace_flush, ace_low_four_straight)
 
