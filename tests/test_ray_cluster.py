@@ -106,7 +106,9 @@ def test_a_two_trial_sweep_of_the_smoke_config_finishes_with_its_summary(two_nod
 def test_a_trial_whose_node_dies_resumes_on_another_node_to_the_same_weights(tmp_path):
     from train.ppo import main
 
-    overrides = ["run.total_timesteps=4096"]
+    # Long enough (16 checkpoints) that the trial cannot finish between the first checkpoint and
+    # the node's loss, which comes before a second node exists: the trial has nowhere else to go.
+    overrides = ["run.total_timesteps=8192"]
     cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 0, "include_dashboard": False})
     try:
         first = cluster.add_node(num_cpus=1)
@@ -116,8 +118,8 @@ def test_a_trial_whose_node_dies_resumes_on_another_node_to_the_same_weights(tmp
             run_dir = tmp_path / "sweep" / "runs" / "base__s0"
             wait_for(lambda: (run_dir / "checkpoints" / "ckpt_512.json").exists(), 150,
                      "checkpoint at 512", proc)
-            second = cluster.add_node(num_cpus=1)
             cluster.remove_node(first, allow_graceful=False)
+            second = cluster.add_node(num_cpus=1)
             out, _ = proc.communicate(timeout=180)
         finally:
             proc.kill()
