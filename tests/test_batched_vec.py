@@ -201,6 +201,27 @@ def test_opponents_are_drawn_by_weight():
     assert abs(drawn.mean() - 0.75) < 0.05
 
 
+
+@pytest.mark.parametrize("same_table", [0.0, 0.5])
+def test_a_share_of_six_seat_hands_seats_a_table_of_copies(same_table):
+    env = BatchedVecEnv("soko", 6, 64, opponents=[CallAgent(), RaiseAgent(), TagAgent()],
+                        opponent_weights=[1, 3, 2], seed=4, same_table=same_table)
+    finished = _run(env, _random_policy(np.random.default_rng(1)), 60)
+    tables = [[o for o in info["opponents"] if o is not None] for _, info in finished]
+    assert len(tables) > 500 and all(len(t) == 5 for t in tables)
+    copies = np.mean([len(set(t)) == 1 for t in tables])
+    chance = sum(w ** 5 for w in (1 / 6, 3 / 6, 2 / 6))        # five independent draws alike
+    assert abs(copies - (same_table + (1 - same_table) * chance)) < 0.06
+    # Either way every seat draws by the pool's weights.
+    seats = np.array(tables).ravel()
+    assert abs(np.mean(seats == 1) - 0.5) < 0.05 and abs(np.mean(seats == 2) - 1 / 3) < 0.05
+
+
+def test_a_table_share_outside_zero_to_one_is_refused():
+    with pytest.raises(ValueError, match="same_table"):
+        BatchedVecEnv("soko", 6, 4, opponents=[CallAgent()], same_table=1.5)
+
+
 def _trajectory(env, steps: int = 40) -> np.ndarray:
     """Observations, rewards and dones of ``steps`` steps of random legal actions (a fixed
     generator), one row per slot: equal arrays mean the env replayed the same hands."""

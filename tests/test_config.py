@@ -74,6 +74,7 @@ def test_sections_are_typed_dataclasses():
     ({"opponents": {"baselines": {"tight": 1}}}, "opponents.baselines: unknown agent 'tight'"),
     ({"opponents": {"baselines": {"random": 0}}}, "opponents.baselines needs a positive weight"),
     ({"opponents": {"self_play": {"weight": 1.5}}}, "opponents.self_play.weight must be from 0 to 1"),
+    ({"opponents": {"same_table": -0.1}}, "opponents.same_table must be from 0 to 1, not -0.1"),
     ({"eval": {"baselines": ["tag", "ppo:nowhere.zip"]}},
      "eval.baselines: agent 'ppo:nowhere.zip': no model at"),
     ({"env": {"game": "holdem"}}, "env: unknown game 'holdem'"),

@@ -7,7 +7,9 @@ lives in one ``envs.batched.BatchedGame`` and no hand is a Python object:
 
 - slot ``i`` is one hand in which the learner sits at ``learner_seat[i]``, drawn uniformly per
   hand, and each other seat is played by an entry of the opponent pool drawn per hand by the
-  pool's weights (as ``SingleAgentEnv``);
+  pool's weights (as ``SingleAgentEnv``); with ``same_table`` (``opponents.same_table``), that
+  share of the hands at three or more seats seats one draw in every opponent seat, a table of
+  copies;
 - ``step(actions)`` plays the learner's action in every slot, then the opponents act, in batches
   over all slots where an opponent of one pool entry is to act, until the learner is to act
   again in every slot. A hand that ends is re-dealt at once by the core (its slot's seeded
@@ -128,7 +130,7 @@ class BatchedVecEnv(VecEnv):
     def __init__(self, rules: Rules | str, num_players: int, n: int, *,
                  observation_features: Sequence[str] = (), opponents: Sequence[Any] | None = None,
                  opponent_weights: Sequence[float] | None = None, seed: int = 0, threads: int = 1,
-                 observe_every_seat: bool = False) -> None:
+                 observe_every_seat: bool = False, same_table: float = 0.0) -> None:
         self.rules = rules = get_rules(rules)
         if type(n) is not int or n < 1:
             raise ValueError(f"a BatchedVecEnv needs at least one hand slot, not {n!r}")
@@ -136,6 +138,9 @@ class BatchedVecEnv(VecEnv):
         self.game = BatchedGame(rules, num_players, n, observations=True, observation_features=self.features,
                                 threads=threads, keep_betting=True)   # strategy tables read it
         self.num_players = num_players
+        if not 0 <= same_table <= 1:
+            raise ValueError(f"same_table is a share of hands from 0 to 1, not {same_table!r}")
+        self.same_table = float(same_table)
         self.big_bet = rules.big_bet
         size = self.game.observations.shape[1]
         super().__init__(n, spaces.Box(0.0, 1.0, (size,), np.float32), spaces.Discrete(self.game.num_actions))
@@ -228,6 +233,10 @@ class BatchedVecEnv(VecEnv):
         drawn = np.minimum(np.searchsorted(self._cumulative, self._rng.random((k, self.num_players)),
                                            side="right"),
                            self._drawable - 1)
+        if self.same_table > 0 and self.num_players > 2:   # (heads-up, every table is one already)
+            table = np.flatnonzero(self._rng.random(k) < self.same_table)
+            # A table of copies: every seat plays the draw of the seat after the learner's.
+            drawn[table] = drawn[table, (seats[table] + 1) % self.num_players][:, None]
         drawn[np.arange(k), seats] = -1
         self.learner_seat[slots] = seats
         self.seat_opponents[slots] = drawn
@@ -477,12 +486,14 @@ class BatchedVecEnv(VecEnv):
         return list(indices)
 
 
-def make_batched_vec_env(env_cfg, *, n_envs: int, seed: int = 0, threads: int = 1) -> VecMonitor:
+def make_batched_vec_env(env_cfg, *, n_envs: int, seed: int = 0, threads: int = 1,
+                         same_table: float = 0.0) -> VecMonitor:
     """``EpisodeMonitor(BatchedVecEnv)`` for a config's ``env`` table (``train.config.EnvConfig``),
-    the core stepping on ``threads`` threads (``ppo.env_threads``)."""
+    the core stepping on ``threads`` threads (``ppo.env_threads``); ``same_table``: the share
+    of hands at a table of copies (``opponents.same_table``)."""
     rules = get_rules(env_cfg.game, **env_cfg.rule_overrides())
     from train.vec import EpisodeMonitor
 
     return EpisodeMonitor(BatchedVecEnv(rules, env_cfg.players, n_envs,
                                     observation_features=env_cfg.observation_features, seed=seed,
-                                    threads=threads))
+                                    threads=threads, same_table=same_table))

@@ -125,6 +125,10 @@ class OpponentsConfig:
 
     baselines: dict[str, float] = field(default_factory=lambda: {"random": 1.0})
     self_play: SelfPlayConfig = field(default_factory=SelfPlayConfig)
+    # Share of hands (three or more seats) whose opponent seats all play one draw from the pool,
+    # a table of copies: five tags, five snapshots. The other hands draw every seat on its own,
+    # where a table of one kind is rare. 0 draws exactly as before.
+    same_table: float = 0.0
 
 
 @dataclass
@@ -342,6 +346,7 @@ def _check_ranges(cfg: Config) -> None:
     need(sp.every >= 0, f"opponents.self_play.every must be at least 0, not {sp.every}")
     need(sp.keep >= 1, f"opponents.self_play.keep must be at least 1, not {sp.keep}")
     need(0 <= sp.weight <= 1, f"opponents.self_play.weight must be from 0 to 1, not {sp.weight}")
+    need(0 <= opp.same_table <= 1, f"opponents.same_table must be from 0 to 1, not {opp.same_table}")
     need(sum(opp.baselines.values()) > 0 or (sp.every > 0 and sp.weight == 1),
          "opponents.baselines needs a positive weight (the learner must have opponents "
          "before its first snapshot)")
