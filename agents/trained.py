@@ -471,7 +471,12 @@ class PPOAgent(Agent):
     def policy(self, view: PlayerView, action_mask: np.ndarray) -> np.ndarray:
         """What :meth:`act` draws from: the masked softmax, or for deterministic play a one-hot
         on the most likely legal action."""
-        observation = self._encode(game_from_view(view), view.seat)
+        return self.policy_game(game_from_view(view), view.seat, action_mask)
+
+    def policy_game(self, game: Game, seat: int, action_mask: np.ndarray) -> np.ndarray:
+        """:meth:`policy` from the referee's game, as :meth:`act_game` is :meth:`act` (the
+        encoding reads only what ``seat`` sees; no game rebuilt from a view)."""
+        observation = self._encode(game, seat)
         if self.deterministic:
             out = np.zeros(len(action_mask))
             out[int(np.argmax(self._logits(observation, action_mask)))] = 1.0

@@ -63,7 +63,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from envs.actions import CHECK_CALL, FIRST_BET, FOLD, action_mask
+from envs.actions import CHECK_CALL, FIRST_BET, FOLD, action_mask, policy_probabilities
 from envs.engine.cards import DECK
 from envs.engine.game import ACTION_KINDS, BET_KINDS, Game
 from envs.engine.hands import evaluate_batch
@@ -188,7 +188,7 @@ def decision_nodes(game, policies) -> list[DecisionNode]:
             policy = policies[p]
             if policy is not None and deals:
                 mask = action_mask(replay)
-                probs = policy(replay.view(p), mask)
+                probs = policy_probabilities(policy, replay, p, mask)
                 if probs is not None:
                     ids = np.flatnonzero(mask)
                     probs = np.asarray(probs, dtype=float)[ids]
@@ -219,8 +219,11 @@ class LuckCorrector:
     """Computes the luck correction of finished hands under ``rules`` (see the module doc)."""
 
     def __init__(self, rules: Rules, *, samples: int = 24, growth: float = 0.5, seed: int = 0,
-                 batch_rows: int = 64) -> None:
+                 batch_rows: int = 64, core: bool = True) -> None:
         self.rules = rules
+        # Rules without a followed wild rank or Low Chicago: each node scored by the compiled
+        # core (envs.batched.luck_node_shares), the same rows and floats as the NumPy form here.
+        self.core = core and not rules.follow_the_queen and not rules.low_chicago
         self.samples = samples
         self.seed = seed
         self.growth = growth
@@ -415,10 +418,7 @@ class LuckCorrector:
             m = np.arange(k - 1)
             fill = cands[m[None, :] + (m[None, :] >= sel[:, None])][:, :, None]
         else:
-            key = zlib.crc32(np.packbits(node.dealt).tobytes() + bytes([node.seat, node.up]))
-            rng = np.random.default_rng([self.seed, key])
-            s = self.samples
-            perm = np.argsort(rng.random((s, k)), axis=1)[:, :f + 1]            # (S, F+1)
+            perm = self._draws(node, k, f)                                       # (S, F+1)
             # For candidate i: the first F draws, with i (when drawn) replaced by draw F+1.
             first = perm[None, :, :f]
             fill = cands[np.where(first == sel[:, None, None], perm[None, :, f:], first)]
@@ -471,6 +471,28 @@ class LuckCorrector:
                     low[:, a] = spade.min(axis=1)
         return hands, wild, low, per
 
+    def _draws(self, node: ChanceNode, k: int, f: int) -> np.ndarray:
+        """The completions of a node with ``f >= 2`` cards to come: (samples, f + 1) indices into
+        its ``k`` candidates, seeded by the node (the same draws for every candidate)."""
+        key = zlib.crc32(np.packbits(node.dealt).tobytes() + bytes([node.seat, node.up]))
+        rng = np.random.default_rng([self.seed, key])
+        return np.argsort(rng.random((self.samples, k)), axis=1)[:, :f + 1]
+
+    def _core_shares(self, node: ChanceNode, active: list[int], cands: np.ndarray,
+                     keep: int | None) -> np.ndarray:
+        """One node's shares (K or 1, active) scored by the core: :meth:`_node_rows` and the
+        scoring after it, without the rows in Python."""
+        from envs.batched import luck_node_shares
+
+        slots = self._future_slots(node, active)
+        place = {p: a for a, p in enumerate(active)}
+        k = len(cands)
+        perm = self._draws(node, k, len(slots)) if len(slots) > 1 else None
+        return luck_node_shares([node.hole_cards[p] + node.up_cards[p] for p in active], place[node.seat],
+                                cands, np.arange(k) if keep is None else [keep],
+                                [place[s] for s, _, _ in slots], perm,
+                                **hand_options(self.rules, wild_ranks(self.rules, node.wild)))
+
     def _round_ends_at_node(self, node: ChanceNode, active: list[int]) -> bool:
         """Whether the node's card is the last of its dealing round."""
         held = len(node.hole_cards[node.seat]) + len(node.up_cards[node.seat])
@@ -484,7 +506,10 @@ class LuckCorrector:
     def _exact_all(self, nodes: list[tuple[ChanceNode, list[int], np.ndarray, int | None]]
                    ) -> list[np.ndarray]:
         """Shares per candidate (K, active) for every (node, active, candidates, keep), scoring
-        all rows in a few batches; ``keep``: just candidate ``keep`` (1, active)."""
+        all rows in a few batches (or each node in the core); ``keep``: just candidate ``keep``
+        (1, active)."""
+        if self.core:
+            return [self._core_shares(*t) for t in nodes]
         built = [self._node_rows(*t) for t in nodes]
         # One batch per (card count, wild rank): every seat's hand of every node.
         chunks: dict[tuple[int, int], list[np.ndarray]] = {}

@@ -122,6 +122,16 @@ def choose_action(agent, game: Game, mask: np.ndarray | None = None) -> int:
     return checked_action(action, mask, agent=agent, seat=seat)
 
 
+def policy_probabilities(policy, game: Game, seat: int, mask: np.ndarray):
+    """``policy(game.view(seat), mask)`` for a policy callable (``Agent.policy``), or, when it
+    is the ``policy`` of an agent that defines ``policy_game(game, seat, mask)``, that: the
+    same probabilities without a view (as :func:`choose_action` prefers ``act_game``)."""
+    policy_game = getattr(getattr(policy, "__self__", None), "policy_game", None)
+    if policy_game is not None and getattr(policy, "__name__", None) == "policy":
+        return policy_game(game, seat, mask)
+    return policy(game.view(seat), mask)
+
+
 def is_agent(obj) -> bool:
     """Whether ``obj`` plays through :func:`choose_action` (has ``act`` or ``act_game``)."""
     return callable(getattr(obj, "act", None)) or callable(getattr(obj, "act_game", None))

@@ -400,6 +400,26 @@ def showdown_shares_many(game, mines, their_ups, pools, draws, futures, ks, mine
                                    double_ace_flush, ace_low_four_straight)
 
 
+def luck_node_shares(known, seat_at: int, cands, sel, owners, perm, *, canadian: bool = False,
+                     wild_ranks=(), double_ace_flush: bool = False,
+                     ace_low_four_straight: bool = True) -> np.ndarray:
+    """The luck correction's shares of one chance node (``arena.luck.LuckCorrector``), rules
+    without a followed wild rank or Low Chicago: float64 (len(sel), len(known)), each active
+    seat's mean share of the high hand (1/w to each of w tied winners) when candidate
+    ``cands[sel[i]]`` goes to active seat ``seat_at``, over the completions of the deal.
+    ``known``: the active seats' cards so far; ``cands``: the cards not dealt, ascending;
+    ``owners``: the active seat of each card still to come. Completions: none for no card to
+    come, every other candidate for one, else the rows of ``perm`` ((rows, len(owners) + 1)
+    indices into ``cands``: the first columns, a drawn candidate replaced by the last)."""
+    f = len(owners)
+    perm = np.zeros((0, f + 1), dtype=np.int64) if perm is None else np.asarray(perm, dtype=np.int64)
+    return _stud_core.luck_node_shares([[int(c) for c in k] for k in known], int(seat_at),
+                                       np.asarray(cands, dtype=np.int64).tolist(),
+                                       np.asarray(sel, dtype=np.int64).tolist(), [int(a) for a in owners],
+                                       perm, _wild_mask(wild_ranks), canadian, double_ace_flush,
+                                       ace_low_four_straight)
+
+
 def evaluate(cards, *, canadian: bool = False, wild_ranks=(), double_ace_flush: bool = False,
              ace_low_four_straight: bool = True) -> int:
     """The core's hand value of 1 to 7 cards (ints 0..51): the same int as

@@ -18,6 +18,7 @@
 #include "agents/equity.h"
 #include "agents/heuristic.h"
 #include "arena/lbr.h"
+#include "arena/luck.h"
 #include "batched.h"
 #include "constants.h"
 #include "engine/equity.h"
@@ -462,6 +463,27 @@ PYBIND11_MODULE(_stud_core, m) {
     return out;
   }, py::arg("cards"), py::arg("wild_mask") = 0, py::arg("canadian") = false,
      py::arg("double_ace_flush") = false, py::arg("ace_low_four_straight") = true);
+
+  // The luck correction's shares of one chance node (arena/luck.h): (candidates asked, active).
+  m.def("luck_node_shares", [](std::vector<std::vector<int>> known, int seat_at, std::vector<int64_t> cands,
+                               std::vector<int64_t> sel, std::vector<int> owners, Ints perm, int wild_mask,
+                               bool canadian, bool double_ace_flush, bool ace_low_four_straight) {
+    const int f = (int)owners.size();
+    if (f >= 2 && (perm.ndim() != 2 || perm.shape(1) != f + 1))
+      throw std::invalid_argument("luck_node_shares: perm is (rows, cards to come + 1)");
+    const EvalOptions opts{canadian, double_ace_flush, ace_low_four_straight};
+    std::vector<double> shares;
+    {
+      py::gil_scoped_release release;
+      shares = luck_node_shares(known, seat_at, cands, sel, owners, perm.data(), f >= 2 ? perm.shape(0) : 0,
+                                wild_mask, opts);
+    }
+    py::array_t<double> out({(py::ssize_t)sel.size(), (py::ssize_t)known.size()});
+    std::copy(shares.begin(), shares.end(), out.mutable_data());
+    return out;
+  }, py::arg("known"), py::arg("seat_at"), py::arg("cands"), py::arg("sel"), py::arg("owners"), py::arg("perm"),
+     py::arg("wild_mask") = 0, py::arg("canadian") = false, py::arg("double_ace_flush") = false,
+     py::arg("ace_low_four_straight") = true);
 
   // Local best response's showdown shares (arena/lbr.h): for each candidate face-down card of
   // the other player, my mean share over the rows of `future` that do not hold it.

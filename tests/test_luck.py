@@ -314,3 +314,27 @@ def test_control_falls_back_to_the_plain_correction_on_few_groups():
     adjusted, fitted = control(results, features, 2)
     assert fitted == 0
     np.testing.assert_allclose(adjusted, results - features[:, :, :2].sum(axis=2))
+
+
+@pytest.mark.parametrize("game,n,overrides", [("soko", 2, {}), ("soko", 3, {}), ("soko", 6, {}),
+                                              ("soko_mini", 2, {}), ("soko_nordic", 4, {}),
+                                              ("soko", 2, {"bring_in": "highest"})])
+def test_the_core_scores_every_node_as_the_numpy_rows_do(game, n, overrides):
+    """Every chance node's shares from the compiled core (envs.batched.luck_node_shares) are the
+    NumPy rows' floats: the features of whole hands, folds and showdowns, are equal."""
+    rules = get_rules(game, **overrides)
+    core, rows = LuckCorrector(rules), LuckCorrector(rules, core=False)
+    assert core.core and not rows.core
+    agents = [make_agent("random"), make_agent("call"), make_agent("tag")] * 2
+    dealt_out = 0   # hands with cards of the last street: every kind of node (sampled, one card left, none)
+    for seed in range(16):
+        g = _play_agents(rules, agents[seed % 3:seed % 3 + n], seed)
+        dealt_out += chance_nodes(g)[-1].street == rules.num_streets - 1
+        a, b = core.features(g), rows.features(g)
+        assert a.shape == b.shape and np.array_equal(a, b), (seed, a, b)
+    assert dealt_out >= 2
+
+
+def test_wild_cards_that_move_and_low_chicago_keep_the_numpy_rows():
+    assert not LuckCorrector(get_rules("follow_the_bitch")).core
+    assert not LuckCorrector(get_rules("follow_the_bitch_low_chicago")).core

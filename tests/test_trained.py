@@ -195,6 +195,31 @@ def test_policy_is_what_act_draws_from(mlp):
             apply_action(game, random_action(mask, rng))
 
 
+def test_policy_from_the_game_is_the_policy_from_the_view(mlp, monkeypatch):
+    """PPOAgent.policy_game (what the luck correction's decision terms ask, through
+    envs.actions.policy_probabilities) gives policy(view)'s floats without rebuilding a game."""
+    import copy
+
+    from agents import trained
+    from envs.actions import policy_probabilities
+
+    _, path = mlp
+    sampled, greedy = PPOAgent(path=str(path), deterministic=False), PPOAgent(path=str(path))
+    rng = np.random.default_rng(5)
+    spots = []
+    for hand in range(12):
+        game = Game("soko", 2, seed=hand)
+        while not game.is_over:
+            seat, mask = game.current_player, action_mask(game)
+            for agent in (sampled, greedy):
+                spots.append((agent, copy.deepcopy(game), seat, mask, agent.policy(game.view(seat), mask)))
+            apply_action(game, random_action(mask, rng))
+    monkeypatch.setattr(trained, "game_from_view", None)   # the game's own path only
+    for agent, game, seat, mask, expected in spots:
+        assert np.array_equal(policy_probabilities(agent.policy, game, seat, mask), expected)
+    assert any(0 < p.max() < 1 for *_, p in spots)
+
+
 def test_clones_and_pickles_play_alike(mlp):
     _, path = mlp
     agent = PPOAgent(path=str(path), deterministic=False)
