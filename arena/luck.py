@@ -474,9 +474,12 @@ class LuckCorrector:
     def _draws(self, node: ChanceNode, k: int, f: int) -> np.ndarray:
         """The completions of a node with ``f >= 2`` cards to come: (samples, f + 1) indices into
         its ``k`` candidates, seeded by the node (the same draws for every candidate)."""
+        from envs import _stud_core
+
         key = zlib.crc32(np.packbits(node.dealt).tobytes() + bytes([node.seat, node.up]))
         rng = np.random.default_rng([self.seed, key])
-        return np.argsort(rng.random((self.samples, k)), axis=1)[:, :f + 1]
+        # argsort(draws, axis=1)[:, :f + 1], by a selection in the core (the draws are distinct)
+        return _stud_core.smallest_k(rng.random((self.samples, k)), f + 1)
 
     def _core_shares(self, node: ChanceNode, active: list[int], cands: np.ndarray,
                      keep: int | None) -> np.ndarray:

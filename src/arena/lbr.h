@@ -77,18 +77,27 @@ static std::vector<double> showdown_shares(const std::vector<int>& mine, const s
 // increasing order of value, into out (rows x k): numpy's argsort(u, axis=1)[:, :k] when a row's
 // values are distinct (random doubles are), by k passes of selection instead of a sort. Local
 // best response's random deals: the cards of `unseen` at these places (arena/lbr.equity_by_hole).
+// One pass a row, keeping the k smallest so far in order (insertion; equal values keep the
+// earlier column first, as selection by strict comparison did).
 static void smallest_k(const double* u, std::ptrdiff_t rows, std::ptrdiff_t p, int k, int64_t* out) {
-  std::vector<char> taken(p);
+  if (k <= 0) return;
+  std::vector<double> value(k);
+  std::vector<int64_t> index(k);
   for (std::ptrdiff_t i = 0; i < rows; ++i) {
     const double* row = u + i * p;
-    std::fill(taken.begin(), taken.end(), 0);
-    for (int j = 0; j < k; ++j) {
-      std::ptrdiff_t best = -1;
-      for (std::ptrdiff_t c = 0; c < p; ++c)
-        if (!taken[c] && (best < 0 || row[c] < row[best])) best = c;
-      taken[best] = 1;
-      out[i * k + j] = best;
+    int kept = 0;
+    for (std::ptrdiff_t c = 0; c < p; ++c) {
+      const double v = row[c];
+      if (kept == k && !(v < value[k - 1])) continue;
+      int j = kept < k ? kept++ : k - 1;
+      for (; j > 0 && value[j - 1] > v; --j) {
+        value[j] = value[j - 1];
+        index[j] = index[j - 1];
+      }
+      value[j] = v;
+      index[j] = c;
     }
+    std::copy(index.begin(), index.end(), out + i * k);
   }
 }
 
