@@ -52,6 +52,9 @@ from envs.engine.game import Game, PlayerView
 
 __all__ = ["PPOAgent", "NumpyActor", "TorchActor", "actor_of", "model_features", "limit_blas_threads"]
 
+RECENT_OBSERVATIONS = 32
+"""Observations a PPOAgent keeps by state (``PPOAgent._encode``): a hand's worth and more."""
+
 ACTIVATIONS = {
     "Tanh": np.tanh,
     "ReLU": lambda x: np.maximum(x, 0.0),
@@ -303,6 +306,10 @@ class PPOAgent(Agent):
         self._actor: NumpyActor | TorchActor | None = None
         self._features: tuple[str, ...] = ()
         self._encoders: dict = {}
+        # The newest observations by the state they encode (rules, seat, starting stacks and the
+        # whole log): a decision asked again (the luck correction's decision terms replay the
+        # hand) is not encoded twice.
+        self._recent: dict[tuple, np.ndarray] = {}
 
     @classmethod
     def from_model(cls, model, *, name: str, deterministic: bool = True) -> PPOAgent:
@@ -377,15 +384,24 @@ class PPOAgent(Agent):
     def __getstate__(self) -> dict:
         state = self.__dict__.copy()
         state["_encoders"] = {}   # rebuilt on first use; the network travels, the encoders need not
+        state["_recent"] = {}
         return state
 
     def _encode(self, game: Game, seat: int) -> np.ndarray:
+        key = (game.rules, seat, tuple(game.starting_stacks), tuple(game.log))
+        seen = self._recent.get(key)
+        if seen is not None:
+            return seen.copy()
         encoder = self._encoders.get(game.rules)
         if encoder is None:
             from envs.backends import make_encoder
 
             encoder = self._encoders[game.rules] = make_encoder(game.rules, features=self.features)
-        return encoder.encode(game, seat)
+        observation = encoder.encode(game, seat)
+        if len(self._recent) >= RECENT_OBSERVATIONS:
+            self._recent.pop(next(iter(self._recent)))
+        self._recent[key] = observation.copy()
+        return observation
 
     def _logits(self, observation: np.ndarray, action_mask: np.ndarray) -> np.ndarray:
         """The network's logits with the illegal ids at minus infinity."""

@@ -220,6 +220,36 @@ def test_policy_from_the_game_is_the_policy_from_the_view(mlp, monkeypatch):
     assert any(0 < p.max() < 1 for *_, p in spots)
 
 
+def test_a_state_asked_again_is_not_encoded_again(mlp):
+    """PPOAgent keeps its newest observations by state: the same hand played again (as the luck
+    correction replays it) gets the same values without the encoder, and a caller writing into
+    what it got changes nothing kept."""
+    _, path = mlp
+    agent = PPOAgent(path=str(path), deterministic=False)
+    rng = np.random.default_rng(2)
+    game, seen = Game("soko", 2, seed=3), []
+    while not game.is_over:
+        mask = action_mask(game)
+        action = random_action(mask, rng) if rng.random() < 0.3 or not mask[1] else 1   # mostly check/call
+        seen.append((game.current_player, agent._encode(game, game.current_player).copy(), action))
+        apply_action(game, action)
+    assert len(seen) >= 3
+    encoder = next(iter(agent._encoders.values()))
+    real, calls = encoder.encode, []
+    encoder.encode = lambda *a, **k: calls.append(1) or real(*a, **k)
+    replay = Game("soko", 2, seed=3)
+    for seat, expected, action in seen:
+        got = agent._encode(replay, seat)
+        assert np.array_equal(got, expected)
+        got[:] = -1
+        assert np.array_equal(agent._encode(replay, seat), expected)
+        apply_action(replay, action)
+    assert not calls
+    other = Game("soko", 2, seed=4)             # another deal: encoded afresh
+    agent._encode(other, other.current_player)
+    assert calls == [1]
+
+
 def test_clones_and_pickles_play_alike(mlp):
     _, path = mlp
     agent = PPOAgent(path=str(path), deterministic=False)
