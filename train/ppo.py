@@ -345,7 +345,7 @@ def main(cfg: Config, *, resume: str | Path | None = None, command: Sequence[str
             logger.close()
         if not started:  # (a new run that got this far has started: here only on a failed start)
             _remove_unstarted(run_dir)
-    _report(run_dir, evaluation.results if cfg.eval.every else None, model.num_timesteps)
+    _report(run_dir, evaluation.results if cfg.eval.every else None, model.num_timesteps, cfg)
     return run_dir
 
 
@@ -459,7 +459,7 @@ def _terminate(signum, frame) -> None:
     raise SystemExit(128 + signum)
 
 
-def _report(run_dir: Path, results, timesteps: int) -> None:
+def _report(run_dir: Path, results, timesteps: int, cfg: Config) -> None:
     print(f"\ntrained {timesteps} timesteps; final model: {run_dir / 'final_model.zip'} "
           f"(agent file to share: {run_dir / 'final_model.safetensors'})")
     if results:
@@ -467,8 +467,14 @@ def _report(run_dir: Path, results, timesteps: int) -> None:
         for name, est in results.items():
             if name != "timesteps":
                 print(f"  vs {name:12} {est.mean:+8.1f}  [{est.low:+.1f}, {est.high:+.1f}]")
-    print(f"put it in a tournament: python -m arena --agents ppo:{run_dir / 'final_model.safetensors'} "
-          f"random call raise tag")
+    def text(value) -> str:   # as python -m arena's --rule reads it
+        if isinstance(value, bool):
+            return str(value).lower()
+        return ",".join(map(str, value)) if isinstance(value, (list, tuple)) else str(value)
+
+    rules = "".join(f" --rule {shlex.quote(f'{k}={text(v)}')}" for k, v in cfg.env.rules.items())
+    print(f"put it in a tournament: python -m arena --game {cfg.env.game} --players {cfg.env.players}{rules} "
+          f"--agents ppo:{run_dir / 'final_model.safetensors'} random call raise tag equity")
 
 
 # What ``--set`` may change on ``--resume``: the rest (env, ppo, seed, names) is the checkpoint's.
