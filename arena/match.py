@@ -48,6 +48,7 @@ from __future__ import annotations
 import math
 import multiprocessing as mp
 import os
+import signal
 import time
 import zlib
 from dataclasses import dataclass
@@ -203,6 +204,10 @@ _WORKER: _Runner | None = None
 
 def _init_worker(args: tuple) -> None:
     global _WORKER
+    # A forked worker inherits the parent's signal handlers: one that only sets a flag (a web
+    # server's, a library's) would keep a worker blocked on the pool's queue lock alive through
+    # Pool.terminate, and the match would wait for it forever.
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     rules, n, agents, kwargs = args
     if any(not isinstance(a, str) or a.strip().startswith("ppo") for a in agents.values()):
         try:  # one thread per worker process: the workers already use every core

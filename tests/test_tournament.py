@@ -187,3 +187,29 @@ def test_docstring_examples():
 
     for module in (arena.match, arena.report, arena.stats):
         assert not doctest.testmod(module).failed, module.__name__
+
+
+def test_a_match_worker_dies_on_sigterm_whatever_handler_its_parent_had():
+    """Pool.terminate ends the workers with SIGTERM; a forked worker that kept a parent's
+    flag-setting handler (a server's, a library's) could block on the pool's queue forever."""
+    import signal
+
+    from arena import match
+    from envs.engine.rules import get_rules
+
+    flagged = []
+    before = signal.signal(signal.SIGTERM, lambda *_: flagged.append(1))
+    try:
+        match._init_worker((get_rules("soko"), 2, {"call": "call", "random": "random"},
+                            dict(seed=0, duplicate=True, histories=0, luck=False)))
+        assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
+    finally:
+        signal.signal(signal.SIGTERM, before)
+        match._WORKER = None
+    # and a two-worker match under such a handler still finishes
+    signal.signal(signal.SIGTERM, lambda *_: flagged.append(1))
+    try:
+        result = play_match("soko", ["call", "random"], hands=64, seed=1, workers=2)
+        assert result.hands == 64
+    finally:
+        signal.signal(signal.SIGTERM, before)
