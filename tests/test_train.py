@@ -545,6 +545,32 @@ def test_background_evaluations_log_what_in_process_ones_do(smoke_run, tmp_path)
     assert not list((runs["true"] / "checkpoints").glob("eval_model*"))   # dropped once played
 
 
+def test_luck_corrected_evaluations_are_the_tournaments_luck_corrected_matches(smoke_run):
+    """eval.luck_correction plays each baseline match as the tournament code does with the luck
+    correction (the same numbers as play_match on the learner's seats), which are not the plain
+    match's: the evaluation's curve can be read at its level, not only as a trend."""
+    import dataclasses
+
+    from agents.registry import make_agent
+    from arena.match import play_match
+    from train.callbacks import LEARNER, play_evaluation
+
+    cfg, run_dir = smoke_run
+    spec = f"ppo:{run_dir / 'final_model.zip'}"
+    corrected = dataclasses.replace(cfg, eval=dataclasses.replace(cfg.eval, luck_correction=True))
+    plain_rows, _ = play_evaluation(cfg, spec)
+    rows, values = play_evaluation(corrected, spec)
+    assert [r[0] for r in rows] == [*cfg.eval.baselines, "field"]
+    for (opponent, hands, est, _), (_, _, plain, _) in zip(rows[:-1], plain_rows):
+        learner = make_agent(spec)
+        learner.name = LEARNER
+        want = play_match(cfg.env.game, [learner, opponent], hands=cfg.eval.hands, seed=cfg.run.seed + 1,
+                          luck_correction=True).estimates[LEARNER]
+        assert hands == cfg.eval.hands and (est.mean, est.low, est.high) == (want.mean, want.low, want.high)
+        assert values[f"eval/bb100_vs_{opponent}"] == est.mean
+    assert any(r[2].mean != p[2].mean for r, p in zip(rows[:-1], plain_rows))
+
+
 def test_a_resume_plays_again_the_evaluation_its_checkpoint_left_under_way(tmp_path):
     """A checkpoint taken while its step's evaluation was still being played in the background
     (the run stopped before the row was written) resumes by playing that evaluation first."""

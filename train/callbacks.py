@@ -784,7 +784,8 @@ def play_evaluation(cfg: Config, spec: str) -> tuple[list, dict[str, float]]:
         seats = [learner] + [opponent] * (cfg.env.players - 1)
         start = time.perf_counter()
         result = play_match(cfg.env.game, seats, hands=cfg.eval.hands, seed=cfg.run.seed + 1,
-                            workers=cfg.eval.workers, engine=cfg.eval.engine, **rules)
+                            workers=cfg.eval.workers, engine=cfg.eval.engine,
+                            luck_correction=cfg.eval.luck_correction, **rules)
         est = result.estimates[LEARNER]
         estimates[opponent] = est
         rows.append((opponent, result.hands, est, time.perf_counter() - start))

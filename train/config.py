@@ -185,6 +185,10 @@ class EvalConfig:
     # same deals either way, and the same results for deterministic agents.
     engine: Literal["auto", "batched", "reference"] = "auto"
     at_start: bool = False         # also evaluate the untrained policy, at step 0
+    # The baseline matches luck-corrected (arena/luck.py): the same mean in expectation, a
+    # narrower interval (about 0.6x at six seats), more CPU per hand. Every evaluation plays
+    # the same deals (run.seed + 1), so without it the curve's level carries those deals' luck.
+    luck_correction: bool = False
     # Play the baseline and local best response hands in a second process while training goes
     # on (train/callbacks.py Evaluation): the same numbers, logged at their step once they are
     # in; at most one evaluation under way (the next one waits for it), the final one waited for.
