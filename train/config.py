@@ -186,7 +186,7 @@ class EvalConfig:
     engine: Literal["auto", "batched", "reference"] = "auto"
     at_start: bool = False         # also evaluate the untrained policy, at step 0
     # The baseline matches luck-corrected (arena/luck.py): the same mean in expectation, a
-    # narrower interval (about 0.6x at six seats), more CPU per hand. Every evaluation plays
+    # narrower interval (about 0.7x at six seats), more CPU per hand. Every evaluation plays
     # the same deals (run.seed + 1), so without it the curve's level carries those deals' luck.
     luck_correction: bool = False
     # Play the baseline and local best response hands in a second process while training goes
