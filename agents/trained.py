@@ -291,9 +291,12 @@ def actor_of(policy) -> NumpyActor | TorchActor:
 class PPOAgent(Agent):
     """A trained MaskablePPO policy; from a file it is loaded lazily (on first use) on the CPU."""
 
-    # The luck correction has always used this agent's policy (a one-hot when deterministic,
-    # whose decision terms are zero); kept so its tournament numbers stay the same.
-    randomises = True
+    @property
+    def randomises(self) -> bool:
+        """Sampling play draws from :meth:`policy`; a deterministic agent's one-hot policy
+        would give the luck correction decision and coin-flip terms that are exactly zero
+        (so it is not asked: the same numbers, without a forward pass per decision)."""
+        return not self.deterministic
 
     def __init__(self, *, path: str = "", deterministic: bool = True,
                  trust_pickled_code: bool = False) -> None:

@@ -19,8 +19,10 @@ What is the same as the reference, and what is not:
   the match's seed, key and the chunk's groups, and one per agent for simulation keys. The
   numbers do not depend on the worker count (chunks hold at most :data:`CHUNK_SLOTS` hands,
   whatever the workers), but they are not the reference engine's draws.
-- No luck correction and no hand histories (both read a reference ``Game``): a match that
-  asks for them plays on the reference engine (``"auto"``) or is refused (``"batched"``).
+- The luck correction and hand histories read a reference ``Game`` of the hand: the core
+  keeps each hand's actions (``play_groups(..., logs=...)``) and the match replays them on a
+  ``Game`` of the same deck (``arena.match``), with no agent asked to decide again; a known
+  policy's decision terms ask it for its probabilities there, as on the reference engine.
 """
 
 from __future__ import annotations
@@ -67,24 +69,22 @@ def _forms(agents: Sequence[Any], rules: Rules, n: int, game=None) -> tuple[list
     return forms, followers, None
 
 
-def unsupported(agents: Sequence[Any], rules: Rules, n: int, *, luck: bool = False,
-                histories: int = 0) -> str | None:
+def unsupported(agents: Sequence[Any], rules: Rules, n: int) -> str | None:
     """Why these agents (made) cannot play matches of ``rules`` at ``n`` seats on the core, or
     None if they can (observation pieces: all the agents that read them must read the same)."""
-    if luck:
-        return "the luck correction reads a reference Game of every hand"
-    if histories:
-        return "hand histories are written from a reference Game of every hand"
     return _forms(agents, rules, n)[2]
 
 
 def play_groups(rules: Rules, agents: Sequence[Agent], deals: Sequence[tuple[list, np.ndarray]],
-                rng: np.random.Generator, streams: Sequence[np.random.Generator]) -> np.ndarray:
+                rng: np.random.Generator, streams: Sequence[np.random.Generator],
+                logs: list | None = None) -> np.ndarray:
     """Chips won per (group, rotation, position) for the groups of ``deals``, each a group's
     ``(decks, agent_seeds)`` as ``arena.match.group_deal`` gives them (a deck per rotation; the
     seed of position ``i`` in rotation ``r`` at ``[r, i]``). Rotation ``r`` seats the agent at
     table position ``i`` in seat ``(i + r) % n``, the button on seat 0. ``rng``: the random draws
-    of the agents' batched forms; ``streams``: position ``i``'s simulation keys."""
+    of the agents' batched forms; ``streams``: position ``i``'s simulation keys. ``logs``: an
+    empty list to receive each hand's action ids in the order played, hand ``group * n +
+    rotation`` at that index (``envs.actions`` ids: ``apply_action`` replays them)."""
     from envs.batched import BatchedGame
 
     n = len(agents)
@@ -110,6 +110,8 @@ def play_groups(rules: Rules, agents: Sequence[Agent], deals: Sequence[tuple[lis
                 follower.seed(slot, int(deals[slot // n][1][rotation[slot], i]))
     chips = np.zeros((slots, n), dtype=np.int64)    # by seat
     actions = np.full(slots, -1, dtype=np.int64)
+    if logs is not None:
+        logs[:] = [[] for _ in range(slots)]
     while True:
         current = game.current_player
         live = np.flatnonzero(current >= 0)
@@ -129,6 +131,9 @@ def play_groups(rules: Rules, agents: Sequence[Agent], deals: Sequence[tuple[lis
             if follower is not None:
                 pick = who != i
                 follower.observe(live[pick], seats[pick], actions[live[pick]])
+        if logs is not None:
+            for slot, action in zip(live.tolist(), actions[live].tolist()):
+                logs[slot].append(action)
         game.step(actions)
         done = np.flatnonzero(game.dones)
         chips[done] = game.payoffs[done]

@@ -115,14 +115,13 @@ class _Runner:
             luck = np.zeros((g1 - g0, n, feature_count(self.rules)))
         stories: list[tuple[int, str, str]] = []
         if self.engine == "batched":
-            return self._play_batched(match, agents, g0, g1), None, stories
+            return self._play_batched(match, agents, g0, g1, luck, stories)
         for g in range(g0, g1):
             decks, agent_seeds = group_deal(self.rules, n, self.seed, match.key, g, self.duplicate)
             for r in range(n):
                 # Rotation r: the agent at table position i sits in seat (i + r) % n.
-                seating = [None] * n
+                seating = _seating(agents, r)
                 for i, agent in enumerate(agents):
-                    seating[(i + r) % n] = agent
                     agent.reset(int(agent_seeds[r, i]))
                 game = Game(self.rules, n, deck=decks[r], button=0, seed=0)
                 while game.current_player is not None:
@@ -130,27 +129,64 @@ class _Runner:
                     apply_action(game, choose_action(agent, game, action_mask(game)))
                 for i in range(n):
                     chips[g - g0, r, i] = game.payoffs[(i + r) % n]
-                if luck is not None:
-                    # Duplicate: the terms of cards dealt before anyone acts cancel over the
-                    # group. Agents whose policy is known also get decision and coin-flip terms.
-                    features = self.luck.features(game, from_first_action=self.duplicate,
-                                                  policies=[_known_policy(a) for a in seating])
-                    luck[g - g0] += features[(np.arange(n) + r) % n] / n
-                hand = g * n + r
-                if hand < self.histories:
-                    stories.append((hand, _history(match, game, g, r, hand, self.duplicate),
-                                    _phh(match, game, g, r, hand, self.duplicate)))
+                self._record(match, game, seating, g, r, luck, g - g0, stories)
         return chips, luck, stories
 
-    def _play_batched(self, match: MatchPlan, agents: list, g0: int, g1: int) -> np.ndarray:
-        """:meth:`play` on the compiled core (``arena/batched_play.py``): the same deals and seeds."""
+    def _record(self, match: MatchPlan, game: Game, seating: list, g: int, r: int,
+                luck: np.ndarray | None, row: int, stories: list) -> None:
+        """A finished hand's luck features (added to ``luck[row]``) and its history, if kept."""
+        n = self.n
+        if luck is not None:
+            # Duplicate: the terms of cards dealt before anyone acts cancel over the group.
+            # Agents whose policy is known also get decision and coin-flip terms.
+            features = self.luck.features(game, from_first_action=self.duplicate,
+                                          policies=[_known_policy(a) for a in seating])
+            luck[row] += features[(np.arange(n) + r) % n] / n
+        hand = g * n + r
+        if hand < self.histories:
+            stories.append((hand, _history(match, game, g, r, hand, self.duplicate),
+                            _phh(match, game, g, r, hand, self.duplicate)))
+
+    def _play_batched(self, match: MatchPlan, agents: list, g0: int, g1: int,
+                      luck: np.ndarray | None, stories: list
+                      ) -> tuple[np.ndarray, np.ndarray | None, list[tuple[int, str, str]]]:
+        """:meth:`play` on the compiled core (``arena/batched_play.py``): the same deals and
+        seeds. For the luck correction and the histories, each hand's actions are replayed on a
+        reference ``Game`` of its deck (no agent decides again)."""
         from arena.batched_play import play_groups
 
-        deals = [group_deal(self.rules, self.n, self.seed, match.key, g, self.duplicate)
+        n = self.n
+        deals = [group_deal(self.rules, n, self.seed, match.key, g, self.duplicate)
                  for g in range(g0, g1)]
         key = np.random.SeedSequence(self.seed, spawn_key=(match.key, g0, g1))
-        rng, *streams = [np.random.default_rng(s) for s in key.spawn(self.n + 1)]
-        return play_groups(self.rules, agents, deals, rng, streams)
+        rng, *streams = [np.random.default_rng(s) for s in key.spawn(n + 1)]
+        replay = luck is not None or g0 * n < self.histories
+        logs: list | None = [] if replay else None
+        chips = play_groups(self.rules, agents, deals, rng, streams, logs=logs)
+        if logs is None:
+            return chips, luck, stories
+        for g in range(g0, g1):
+            for r in range(n):
+                if luck is None and g * n + r >= self.histories:
+                    break
+                game = Game(self.rules, n, deck=deals[g - g0][0][r], button=0, seed=0)
+                for action in logs[(g - g0) * n + r]:
+                    apply_action(game, action)
+                if game.current_player is not None or any(
+                        game.payoffs[(i + r) % n] != chips[g - g0, r, i] for i in range(n)):
+                    raise RuntimeError(f"hand {g * n + r + 1}: the core's actions do not replay to "
+                                       "its result on the reference engine")
+                self._record(match, game, _seating(agents, r), g, r, luck, g - g0, stories)
+        return chips, luck, stories
+
+
+def _seating(agents: list, r: int) -> list:
+    """Rotation ``r``'s agent by seat: the agent at table position ``i`` sits in seat ``(i + r) % n``."""
+    n = len(agents)
+    seating = [None] * n
+    for i, agent in enumerate(agents):
+        seating[(i + r) % n] = agent
+    return seating
 
 
 def group_deal(rules: Rules, n: int, seed: int, key: int, group: int, duplicate: bool
@@ -241,7 +277,7 @@ def play_matches(rules: Rules, n: int, agents: dict[str, Any], matches: list[Mat
     ``"reference"`` plays every hand on a reference ``Game``, ``"batched"`` every chunk of hands
     at once on the compiled core (``arena/batched_play.py``: the same deals; a ValueError saying
     why when these agents or options cannot), ``"auto"`` the core when it can."""
-    engine = _settle_engine(engine, rules, n, agents, luck=luck, histories=histories)
+    engine = _settle_engine(engine, rules, n, agents)
     if ray is not None:
         from arena import cluster
 
@@ -314,14 +350,13 @@ def play_matches(rules: Rules, n: int, agents: dict[str, Any], matches: list[Mat
 
 
 
-def _settle_engine(engine: str, rules: Rules, n: int, agents: dict[str, Any], *, luck: bool,
-                   histories: int) -> str:
+def _settle_engine(engine: str, rules: Rules, n: int, agents: dict[str, Any]) -> str:
     """``"reference"`` or ``"batched"`` for ``engine`` (``"auto"``: the core when it can)."""
     if engine not in ENGINES:
         raise ValueError(f"engine must be one of {', '.join(ENGINES)}, not {engine!r}")
     if engine == "reference":
         return engine
-    reason = unsupported([make_agent(a) for a in agents.values()], rules, n, luck=luck, histories=histories)
+    reason = unsupported([make_agent(a) for a in agents.values()], rules, n)
     if reason and engine == "batched":
         raise ValueError(f"engine 'batched': {reason}")
     return "reference" if reason else "batched"
@@ -418,8 +453,8 @@ def play_match(rules: Rules | str, agents: Sequence[str | Agent], *, hands: int,
     cluster's address; agents must be specs or agents made from one); the same results.
     ``engine="batched"`` plays every hand of a chunk at once on the compiled core, ``"auto"``
     there when the agents can (``arena/batched_play.py``: the same deals and seatings; the same
-    results for deterministic agents, other random draws for the others; no luck correction or
-    histories there).
+    results for deterministic agents, other random draws for the others; the luck correction
+    and histories from each hand's actions replayed on a reference ``Game``).
     """
     rules = get_rules(rules, **rule_overrides)
     seats = seat_agents(agents, label_by_spec=True, rules=rules)

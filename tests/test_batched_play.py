@@ -7,9 +7,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from agents.base import Agent
 from agents.registry import make_agent
 from arena.lbr import LBRAgent
 from arena.match import play_match
+from envs.actions import CHECK_CALL
 
 
 def _both(game, agents, hands, seed=3, **kw):
@@ -68,14 +70,61 @@ def test_equity_and_a_sampling_model_play_on_the_core():
     np.testing.assert_allclose(result.group_results.sum(axis=1), 0.0, atol=1e-12)
 
 
+@pytest.mark.parametrize("game, agents", [
+    ("soko", ["tag", "call"]),
+    ("soko", ["tag", "call", "raise"]),
+    ("soko_mini", ["raise", "tag"]),
+    ("follow_the_bitch", ["tag", "call"]),        # the luck correction's NumPy form (a followed wild rank)
+])
+def test_the_luck_correction_and_histories_on_the_core_are_the_reference_ones(game, agents):
+    """The core keeps each hand's actions and the match replays them on a reference Game: for
+    deterministic agents the corrected estimates, the raw ones and the histories (text and PHH)
+    are the reference engine's, to the bit."""
+    ref, core = _both(game, agents, hands=90, luck_correction=True, histories=7)
+    np.testing.assert_array_equal(ref.group_results, core.group_results)
+    assert ref.estimates == core.estimates and ref.raw_estimates == core.raw_estimates
+    assert ref.estimates != ref.raw_estimates                 # the correction did something
+    assert ref.histories == core.histories and len(core.histories) == 7
+    assert ref.phh_histories == core.phh_histories
+
+
+def test_a_local_best_response_match_with_the_luck_correction_on_the_core():
+    """arena.exploit's LBR match (luck-corrected) on the core: the numbers of the reference."""
+    model = make_agent("champion:soko")
+    ref, core = _both("soko", [LBRAgent(model, samples=20), model], hands=40, luck_correction=True)
+    assert ref.estimates == core.estimates and ref.raw_estimates == core.raw_estimates
+
+
+def test_known_policies_keep_their_decision_terms_on_the_core():
+    """``random`` draws other actions on the core, but its decision and coin-flip terms are
+    there (its policy is asked at the replayed states): the corrected interval is narrower than
+    the plain one, as on the reference engine, and the estimates agree."""
+    one = play_match("soko", ["random", "call"], hands=600, seed=5, engine="batched", luck_correction=True)
+    two = play_match("soko", ["random", "call"], hands=600, seed=5, engine="batched", luck_correction=True,
+                     workers=2)
+    assert one.estimates == two.estimates
+    ref = play_match("soko", ["random", "call"], hands=600, seed=5, luck_correction=True)
+    for result in (one, ref):
+        assert result.estimates["random"].half_width < 0.8 * result.raw_estimates["random"].half_width
+    a, b = one.estimates["random"], ref.estimates["random"]
+    assert abs(a.mean - b.mean) < a.half_width + b.half_width
+
+
+class _Plain(Agent):
+    """An agent with no batched form: it checks or calls."""
+
+    name = "plain"
+
+    def act(self, view, mask):
+        return CHECK_CALL
+
+
 def test_auto_falls_back_and_batched_refuses_what_the_core_cannot_do():
-    # The luck correction and histories read a reference Game: auto plays there.
-    ref = play_match("soko", ["tag", "random"], hands=60, seed=1, luck_correction=True)
-    auto = play_match("soko", ["tag", "random"], hands=60, seed=1, luck_correction=True, engine="auto")
+    # An agent without a batched form plays on a reference Game: auto plays there.
+    ref = play_match("soko", [_Plain(), "random"], hands=60, seed=1, luck_correction=True)
+    auto = play_match("soko", [_Plain(), "random"], hands=60, seed=1, luck_correction=True, engine="auto")
     np.testing.assert_array_equal(ref.group_results, auto.group_results)
-    with pytest.raises(ValueError, match="engine 'batched': the luck correction"):
-        play_match("soko", ["tag", "random"], hands=20, luck_correction=True, engine="batched")
-    with pytest.raises(ValueError, match="engine 'batched': hand histories"):
-        play_match("soko", ["tag", "random"], hands=20, histories=2, engine="batched")
+    with pytest.raises(ValueError, match="engine 'batched': 'plain' has no batched form"):
+        play_match("soko", [_Plain(), "random"], hands=20, engine="batched")
     with pytest.raises(ValueError, match="engine must be one of reference, batched, auto, not 'core'"):
         play_match("soko", ["tag", "random"], hands=20, engine="core")

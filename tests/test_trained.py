@@ -195,6 +195,30 @@ def test_policy_is_what_act_draws_from(mlp):
             apply_action(game, random_action(mask, rng))
 
 
+def test_only_a_sampling_model_gives_the_luck_correction_its_policy(mlp):
+    """A deterministic model's one-hot policy would add decision and coin-flip terms that are
+    exactly zero: it does not say it randomises, and the luck features of its hands are those
+    it would get with its policy asked at every decision, to the bit."""
+    from arena.luck import LuckCorrector
+    from arena.match import _known_policy
+
+    _, path = mlp
+    sampled, greedy = PPOAgent(path=str(path), deterministic=False), PPOAgent(path=str(path))
+    assert sampled.randomises and _known_policy(sampled) is not None
+    assert not greedy.randomises and _known_policy(greedy) is None
+    corrector = LuckCorrector(Game("soko", 2).rules)
+    decided = 0
+    for hand in range(8):
+        game = Game("soko", 2, seed=hand)
+        while not game.is_over:
+            mask = action_mask(game)
+            apply_action(game, choose_action(greedy, game, mask))
+            decided += 1
+        asked = corrector.features(game, policies=[greedy.policy, greedy.policy])
+        np.testing.assert_array_equal(asked, corrector.features(game, policies=None))
+    assert decided > 16
+
+
 def test_policy_from_the_game_is_the_policy_from_the_view(mlp, monkeypatch):
     """PPOAgent.policy_game (what the luck correction's decision terms ask, through
     envs.actions.policy_probabilities) gives policy(view)'s floats without rebuilding a game."""
