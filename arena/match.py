@@ -69,7 +69,7 @@ from envs.engine.game import Game
 from envs.engine.phh import to_phh
 from envs.engine.rules import Rules, get_rules
 
-__all__ = ["MatchResult", "MatchPlan", "Seat", "play_match", "play_matches", "match_result",
+__all__ = ["MatchResult", "MatchPlan", "Seat", "play_match", "play_matches", "match_result", "settle_engine",
            "seat_agents", "worker_count"]
 
 
@@ -277,7 +277,7 @@ def play_matches(rules: Rules, n: int, agents: dict[str, Any], matches: list[Mat
     ``"reference"`` plays every hand on a reference ``Game``, ``"batched"`` every chunk of hands
     at once on the compiled core (``arena/batched_play.py``: the same deals; a ValueError saying
     why when these agents or options cannot), ``"auto"`` the core when it can."""
-    engine = _settle_engine(engine, rules, n, agents)
+    engine = settle_engine(engine, rules, n, agents)
     if ray is not None:
         from arena import cluster
 
@@ -350,7 +350,7 @@ def play_matches(rules: Rules, n: int, agents: dict[str, Any], matches: list[Mat
 
 
 
-def _settle_engine(engine: str, rules: Rules, n: int, agents: dict[str, Any]) -> str:
+def settle_engine(engine: str, rules: Rules, n: int, agents: dict[str, Any]) -> str:
     """``"reference"`` or ``"batched"`` for ``engine`` (``"auto"``: the core when it can)."""
     if engine not in ENGINES:
         raise ValueError(f"engine must be one of {', '.join(ENGINES)}, not {engine!r}")

@@ -71,6 +71,7 @@ class TournamentConfig:
                                          # None: on for games without wild cards
     workers: int = 0               # 0: every core
     ray: str | None = None         # play on Ray actors: "" a local instance, else a cluster's address
+    engine: str = "reference"      # reference, batched or auto (arena/batched_play.py)
     name: str | None = None        # run folder; default from game, players, scheme, seed and time
     out_dir: str = "runs/tournaments"
     histories: int = 0             # write the first N hands of each match

@@ -30,7 +30,8 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from agents.registry import bind_spec, check_spec, describe_agents
-from arena.match import MatchPlan, Seat, match_result, play_matches, seat_agents, worker_count
+from arena.batched_play import ENGINES
+from arena.match import MatchPlan, Seat, match_result, play_matches, seat_agents, settle_engine, worker_count
 from arena.report import default_name, format_table, write_outputs
 from arena.results import MatchResult, TournamentConfig, TournamentResult
 from arena.stats import Estimate, combine, mean_ci
@@ -65,7 +66,7 @@ def run_tournament(cfg: TournamentConfig) -> TournamentResult:
     chips, features, texts, seconds = play_matches(
         rules, n, agents, matches, groups, seed=cfg.seed, duplicate=cfg.duplicate,
         workers=worker_count(cfg.workers), histories=cfg.histories, progress=cfg.progress, luck=luck,
-        ray=cfg.ray)
+        ray=cfg.ray, engine=cfg.engine)
     warm = time.perf_counter() - start - seconds
     results = [match_result(m.names, c, features[k] if luck else None, rules, t, seconds)
                for k, (m, c, t) in enumerate(zip(matches, chips, texts))]
@@ -93,6 +94,8 @@ def check_config(cfg: TournamentConfig) -> tuple[Rules, list[Seat]]:
     if len(seats) < n:
         raise ValueError(f"{n} players need at least {n} agents; got {len(seats)} "
                          f"(repeat a spec, e.g. --agents tag random random, to fill seats)")
+    if cfg.engine != "reference":   # "batched": every agent must have a batched form
+        settle_engine(cfg.engine, rules, n, {s.name: s.spec for s in seats})
     return rules, seats
 
 
@@ -201,6 +204,12 @@ def parse_args(argv: Sequence[str] | None = None) -> TournamentConfig:
                              "games without wild cards (Soko), off for Follow the Bitch (costlier there, "
                              "for less)")
     parser.add_argument("--workers", type=int, default=0, help="processes (default: every core)")
+    parser.add_argument("--engine", choices=ENGINES, default="reference",
+                        help="where hands are played: reference (a Game per hand, the default), "
+                             "batched (the compiled core, every hand of a chunk at once: the same "
+                             "numbers for deterministic agents, other draws for random ones; "
+                             "refused when an agent has no batched form) or auto (the core when "
+                             "every agent can); arena/batched_play.py")
     parser.add_argument("--ray", nargs="?", const="", default=None, metavar="ADDRESS",
                         help="play on Ray actors, one per cluster CPU (arena/cluster.py): a local Ray "
                              "instance, or the cluster at ADDRESS (auto, HOST:PORT); the same results")
@@ -238,7 +247,7 @@ def parse_args(argv: Sequence[str] | None = None) -> TournamentConfig:
     cfg = TournamentConfig(game=args.game, agents=list(args.agents), hands=args.hands,
                            players=args.players, seed=args.seed, rules=overrides,
                            duplicate=not args.no_duplicate, luck_correction=args.luck_correction,
-                           workers=args.workers, ray=args.ray, name=args.name,
+                           workers=args.workers, ray=args.ray, engine=args.engine, name=args.name,
                            out_dir=args.out, histories=args.histories,
                            progress=not args.no_progress, write=not args.no_write)
     try:

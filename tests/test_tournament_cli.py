@@ -118,6 +118,7 @@ def test_a_run_folder_plays_its_final_model(runs):
                                    "equity:samples=300, champion, ppo:runs/<run>)"),
     (["--agents", "tag:name=x", "call:name=x"], "agents 'tag:name=x' and 'call:name=x' are both named 'x'; "
                                                 "give them different name=..."),
+    (["--engine", "core"], "argument --engine: invalid choice: 'core' (choose from 'reference', 'batched', 'auto')"),
 ])
 def test_usage_errors_exit_2_with_one_line(argv, message, capsys):
     assert _usage_error([*argv, *QUICK], capsys) == message
@@ -251,6 +252,20 @@ def test_the_cross_table_and_the_match_give_one_interval_per_pair():
         assert cell["half_width"] == pytest.approx(own["half_width"], rel=1e-12)
         assert cell["df"] == own["df"] == 200 - 1 - match["luck_fitted_terms"]
         assert cell["mean"] == pytest.approx(own["mean"], rel=1e-12)
+
+
+def test_a_tournament_on_the_core_gives_the_reference_numbers(runs):
+    """--engine batched plays every match's hands on the compiled core, the luck correction
+    from each hand replayed: for deterministic agents (a ppo model among them) the cross-table,
+    the field and the raw numbers are the reference engine's."""
+    argv = ["--agents", "tag", "call", "raise", f"ppo:{runs}/runs/soko_tiny__s0", "--hands", "120",
+            "--workers", "1", "--no-progress", "--no-write"]
+    ref = run_tournament(parse_args(argv)).as_dict()
+    core = run_tournament(parse_args([*argv, "--engine", "batched"])).as_dict()
+    assert core["config"]["engine"] == "batched" and ref["config"]["engine"] == "reference"
+    for key in ("crosstable", "ranking", "raw"):
+        assert core[key] == ref[key]
+    assert [m["bb_per_100"] for m in core["matches"]] == [m["bb_per_100"] for m in ref["matches"]]
 
 
 def test_the_folder_name_says_which_rules_were_overridden(tmp_path):
