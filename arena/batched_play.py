@@ -77,14 +77,16 @@ def unsupported(agents: Sequence[Any], rules: Rules, n: int) -> str | None:
 
 def play_groups(rules: Rules, agents: Sequence[Agent], deals: Sequence[tuple[list, np.ndarray]],
                 rng: np.random.Generator, streams: Sequence[np.random.Generator],
-                logs: list | None = None) -> np.ndarray:
+                logs: list | None = None, threads: int = 1) -> np.ndarray:
     """Chips won per (group, rotation, position) for the groups of ``deals``, each a group's
     ``(decks, agent_seeds)`` as ``arena.match.group_deal`` gives them (a deck per rotation; the
     seed of position ``i`` in rotation ``r`` at ``[r, i]``). Rotation ``r`` seats the agent at
     table position ``i`` in seat ``(i + r) % n``, the button on seat 0. ``rng``: the random draws
     of the agents' batched forms; ``streams``: position ``i``'s simulation keys. ``logs``: an
     empty list to receive each hand's action ids in the order played, hand ``group * n +
-    rotation`` at that index (``envs.actions`` ids: ``apply_action`` replays them)."""
+    rotation`` at that index (``envs.actions`` ids: ``apply_action`` replays them). ``threads``:
+    the core game's threads (each step's hands, the core agents' decisions and the local best
+    response's work split over them; the same values for any count)."""
     from envs.batched import BatchedGame
 
     n = len(agents)
@@ -95,7 +97,8 @@ def play_groups(rules: Rules, agents: Sequence[Agent], deals: Sequence[tuple[lis
     features = next((tuple(f.observation_features) for f, r in zip(forms, reading) if r), ())
     slots = len(deals) * n
     game = BatchedGame(rules, n, slots, auto_reset=False, observations=any(reading),
-                       observation_features=features, keep_betting=True)   # strategy tables read it
+                       observation_features=features, keep_betting=True,   # strategy tables read it
+                       threads=threads)
     followers = [None if f is not None else a.batched_follower(game, rules) for a, f in zip(agents, forms)]
     rotation = np.tile(np.arange(n), len(deals))                        # slot -> rotation
     position = (np.arange(n)[None, :] - rotation[:, None]) % n          # (slot, seat) -> table position

@@ -92,9 +92,11 @@ class _Runner:
     """Plays groups of hands for any match; one per process."""
 
     def __init__(self, rules: Rules, num_players: int, agents: dict[str, Any], *, seed: int,
-                 duplicate: bool, histories: int, luck: bool = False, engine: str = "reference") -> None:
+                 duplicate: bool, histories: int, luck: bool = False, engine: str = "reference",
+                 threads: int = 1) -> None:
         self.rules = rules
         self.engine = engine   # "reference" or "batched" (play_matches settles "auto")
+        self.threads = threads  # the core's threads per batch (engine "batched")
         self.n = num_players
         self.agents = {name: make_agent(a) for name, a in agents.items()}
         self.seed = seed
@@ -162,7 +164,7 @@ class _Runner:
         rng, *streams = [np.random.default_rng(s) for s in key.spawn(n + 1)]
         replay = luck is not None or g0 * n < self.histories
         logs: list | None = [] if replay else None
-        chips = play_groups(self.rules, agents, deals, rng, streams, logs=logs)
+        chips = play_groups(self.rules, agents, deals, rng, streams, logs=logs, threads=self.threads)
         if logs is None:
             return chips, luck, stories
         for g in range(g0, g1):
@@ -308,6 +310,11 @@ def play_matches(rules: Rules, n: int, agents: dict[str, Any], matches: list[Mat
     else:
         per_chunk = max(1, min(250, math.ceil(groups * len(matches) / max(1, workers) / 16)))
     tasks = [(m, g0, min(groups, g0 + per_chunk)) for m in matches for g0 in range(0, groups, per_chunk)]
+    if engine == "batched" and not on_ray and len(tasks) < workers:
+        # Fewer chunks than processes: each chunk's core game splits its hands over the spare
+        # cores instead (the values do not depend on the split; envs.batched.BatchedGame).
+        kwargs["threads"] = workers // len(tasks)
+        workers = len(tasks)
     chips = [np.zeros((groups, n, n), dtype=np.int64) for _ in matches]
     features = [np.zeros((groups, n, feature_count(rules))) for _ in matches] if luck else None
     stories: list[list[tuple[int, str, str]]] = [[] for _ in matches]

@@ -95,6 +95,25 @@ def test_a_local_best_response_match_with_the_luck_correction_on_the_core():
     assert ref.estimates == core.estimates and ref.raw_estimates == core.raw_estimates
 
 
+def test_one_chunk_on_two_threads_plays_what_it_plays_on_one(monkeypatch):
+    """A match of one core chunk with two workers gives the chunk's game two threads instead of
+    a second process: the same chips, hand for hand, with equity's draws and a local best
+    response among the agents."""
+    from arena import batched_play
+
+    threads = []
+    real = batched_play.play_groups
+    monkeypatch.setattr(batched_play, "play_groups",
+                        lambda *a, **k: threads.append(k["threads"]) or real(*a, **k))
+    model = make_agent("champion:soko")
+    for agents in ([LBRAgent(model, samples=20), model], ["equity:samples=30", "tag"]):
+        one = play_match("soko", agents, hands=60, seed=4, engine="batched", luck_correction=True)
+        two = play_match("soko", agents, hands=60, seed=4, engine="batched", luck_correction=True, workers=2)
+        np.testing.assert_array_equal(one.group_results, two.group_results)
+        assert one.estimates == two.estimates
+    assert threads == [1, 2, 1, 2]
+
+
 def test_known_policies_keep_their_decision_terms_on_the_core():
     """``random`` draws other actions on the core, but its decision and coin-flip terms are
     there (its policy is asked at the replayed states): the corrected interval is narrower than
