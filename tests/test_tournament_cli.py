@@ -118,7 +118,8 @@ def test_a_run_folder_plays_its_final_model(runs):
                                    "equity:samples=300, champion, ppo:runs/<run>)"),
     (["--agents", "tag:name=x", "call:name=x"], "agents 'tag:name=x' and 'call:name=x' are both named 'x'; "
                                                 "give them different name=..."),
-    (["--engine", "core"], "argument --engine: invalid choice: 'core' (choose from 'reference', 'batched', 'auto')"),
+    (["--engine", "core"],
+     "argument --engine: invalid choice: 'core' (choose from 'reference', 'batched', 'auto')"),
 ])
 def test_usage_errors_exit_2_with_one_line(argv, message, capsys):
     assert _usage_error([*argv, *QUICK], capsys) == message
