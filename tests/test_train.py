@@ -565,7 +565,7 @@ def test_luck_corrected_evaluations_are_the_tournaments_luck_corrected_matches(s
         learner = make_agent(spec)
         learner.name = LEARNER
         want = play_match(cfg.env.game, [learner, opponent], hands=cfg.eval.hands, seed=cfg.run.seed + 1,
-                          luck_correction=True).estimates[LEARNER]
+                          engine=cfg.eval.engine, luck_correction=True).estimates[LEARNER]
         assert hands == cfg.eval.hands and (est.mean, est.low, est.high) == (want.mean, want.low, want.high)
         assert values[f"eval/bb100_vs_{opponent}"] == est.mean
     assert any(r[2].mean != p[2].mean for r, p in zip(rows[:-1], plain_rows))
