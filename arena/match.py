@@ -247,7 +247,9 @@ def _init_worker(args: tuple) -> None:
     # Pool.terminate, and the match would wait for it forever.
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     rules, n, agents, kwargs = args
-    if any(not isinstance(a, str) or a.strip().startswith("ppo") for a in agents.values()):
+    # champion: specs are ppo models too. A forked child that runs a torch op on the thread pool
+    # its parent started (the core engine's check loads the models there) waits forever.
+    if any(not isinstance(a, str) or a.strip().startswith(("ppo", "champion")) for a in agents.values()):
         try:  # one thread per worker process: the workers already use every core
             import torch
 

@@ -114,6 +114,17 @@ def test_one_chunk_on_two_threads_plays_what_it_plays_on_one(monkeypatch):
     assert threads == [1, 2, 1, 2]
 
 
+@pytest.mark.timeout(180)
+def test_a_champion_in_forked_workers_on_the_core_does_not_hang():
+    """Several core chunks on two worker processes with a champion: spec (a ppo model whose
+    torch policy the parent built when it checked the engine): the workers finish, with the
+    chips of one process."""
+    agents = ["champion:soko_6max", "random", "call", "raise", "tag", "equity:samples=20"]
+    one = play_match("soko", agents, hands=2400, seed=2, engine="batched")
+    two = play_match("soko", agents, hands=2400, seed=2, engine="batched", workers=2)
+    np.testing.assert_array_equal(one.group_results, two.group_results)
+
+
 def test_known_policies_keep_their_decision_terms_on_the_core():
     """``random`` draws other actions on the core, but its decision and coin-flip terms are
     there (its policy is asked at the replayed states): the corrected interval is narrower than
