@@ -510,6 +510,62 @@ def test_exact_best_responses_to_snapshots_join_the_pool_and_survive_a_resume(tm
     assert [a.path.name for a in venv.pool[-2:]] == [p.name for p in tables]
 
 
+def test_learned_best_responses_to_snapshots_join_the_pool_and_survive_a_resume(tmp_path, monkeypatch):
+    # opponents.self_play.learned_br: at each snapshot a policy trained against that snapshot's
+    # sampling policy alone joins the pool as an agent file; the newest learned_br_keep stay (the
+    # older folders are deleted), and a resume reloads the same files with the same weights.
+    import arena.exploit
+    from agents.registry import make_agent
+    from train.callbacks import OpponentPool, read_checkpoint_state
+    from train.ppo import main
+
+    asked = []
+    real = arena.exploit.train_best_response
+    monkeypatch.setattr(arena.exploit, "train_best_response",
+                        lambda game, spec, folder, **kw: asked.append((game, spec, kw["steps"]))
+                        or real(game, spec, folder, **kw))
+    overrides = ["env.game=soko_mini", "env.rules={deck_ranks: KA}", "opponents.self_play.learned_br=0.5",
+                 "opponents.self_play.learned_br_steps=256", "opponents.self_play.learned_br_keep=2",
+                 "opponents.self_play.weight=0.2", "opponents.self_play.keep=3", "eval.every=0",
+                 "run.total_timesteps=2048"]
+    cfg = smoke(tmp_path, *overrides)
+    run_dir = main(cfg, command=["test"], progress=False)
+    snaps = run_dir / "snapshots"
+    assert [(g, spec, steps) for g, spec, steps in asked] == [
+        ("soko_mini", f"ppo:{snaps / f'snapshot_{t}.safetensors'},deterministic=false", 256)
+        for t in (512, 1024, 1536)]
+    kept = sorted(p.name for p in snaps.glob("learned_br_*"))
+    assert kept == ["learned_br_1024", "learned_br_1536"]   # the newest two
+    assert sorted(p.name for p in (snaps / "learned_br_1536").iterdir()) == ["best_response.safetensors"]
+
+    state = read_checkpoint_state(sorted((run_dir / "checkpoints").glob("*.json"))[-1])
+    assert [b["path"] for b in state["pool"]["best_responses"]] == [
+        f"{k}/best_response.safetensors" for k in kept]
+
+    class Pools:   # the VecEnv side of set_pool: one pool for every hand
+        num_envs = 1
+        unwrapped = property(lambda self: self)
+
+        def get_attr(self, name, indices=None):
+            from envs.engine.rules import get_rules
+            return [get_rules("soko_mini", deck_ranks="KA")]
+
+        def set_opponents(self, pool, weights):
+            self.pool, self.weights = pool, weights
+
+    venv = Pools()
+    pool = OpponentPool(cfg, venv, snaps)
+    assert pool.restore(state["pool"]) == []
+    # baselines 0.3 (random, call, raise, tag), three snapshots 0.2, two responses 0.5.
+    assert venv.weights == pytest.approx([0.075] * 4 + [0.2 / 3] * 3 + [0.25, 0.25])
+    responses = venv.pool[-2:]
+    assert [a.path.parent.name for a in responses] == kept
+    assert all(a.deterministic for a in responses)   # a best response plays its best action
+    obs = np.random.default_rng(0).random((3, responses[0].obs_size)).astype(np.float32)
+    fresh = make_agent(f"ppo:{snaps / 'learned_br_1536' / 'best_response.safetensors'}")
+    assert np.array_equal(responses[1].actor.logits_batch(obs), fresh.actor.logits_batch(obs))
+
+
 def _eval_values(run_dir: Path) -> dict[tuple[str, int], float]:
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 

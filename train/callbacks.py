@@ -36,6 +36,7 @@ import io
 import json
 import os
 import re
+import shutil
 import time
 from pathlib import Path
 from typing import Any
@@ -188,7 +189,12 @@ class OpponentPool:
                              generation=generation, lbr_weight=self.self_play.lbr,
                              lbr_samples=self.self_play.lbr_samples,
                              responses=[a for _, _, a in self.best_responses],
-                             response_weight=self.self_play.exact_br)
+                             response_weight=self.self_play.exact_br + self.self_play.learned_br)
+
+    @property
+    def _responses_keep(self) -> int:
+        sp = self.self_play
+        return sp.learned_br_keep if sp.learned_br > 0 else sp.exact_br_keep
 
     def add_snapshot(self, model, timesteps: int) -> Path:
         """Freeze the learner: save it as ``snapshots/snapshot_<timesteps>.zip`` (and the same as an
@@ -202,6 +208,8 @@ class OpponentPool:
         self.snapshots = self.snapshots[-self.self_play.keep:]
         if self.self_play.exact_br > 0:
             self.add_best_response(model, timesteps)
+        if self.self_play.learned_br > 0:
+            self.add_learned_response(path.with_suffix(".safetensors"), timesteps)
         self.push()
         self.prune()
         return path
@@ -236,12 +244,35 @@ class OpponentPool:
         self.best_responses = self.best_responses[-self.self_play.exact_br_keep:]
         return path
 
+    def add_learned_response(self, snapshot: Path, timesteps: int) -> Path:
+        """Train a best response against the snapshot file's sampling policy alone
+        (``arena.exploit.train_best_response``: a second program, this process's generators left
+        alone), in ``snapshots/learned_br_<timesteps>/``, and add it to the pool's responses (the
+        newest ``learned_br_keep``); the caller sends the pool."""
+        from arena.exploit import train_best_response
+
+        cfg, sp = self.cfg, self.self_play
+        folder = self.snapshot_dir / f"learned_br_{timesteps}"
+        shutil.rmtree(folder, ignore_errors=True)   # a half-trained one from an interrupted run
+        model, _ = train_best_response(cfg.env.game, f"ppo:{snapshot},deterministic=false", folder,
+                                       steps=sp.learned_br_steps, seed=cfg.run.seed + 5 + timesteps,
+                                       rules=cfg.env.rules, players=cfg.env.players,
+                                       config=repo_path(sp.learned_br_config))
+        path = folder / "best_response.safetensors"   # the agent file: no pickle on resume
+        shutil.copyfile(model.with_suffix(".safetensors"), path)
+        shutil.rmtree(model.parent)   # the training run's checkpoints and logs
+        agent = _learned_response(path)
+        self.best_responses.append((timesteps, path, agent))
+        self.best_responses = self.best_responses[-self._responses_keep:]
+        return path
+
     def prune(self) -> None:
         """Delete the snapshot files that neither the pool nor any checkpoint lists (a
         checkpoint's snapshots must be there when a run resumes from it)."""
         if not self.snapshot_dir.is_dir():
             return
         keep = {p.name for _, p, _ in self.snapshots + self.best_responses}
+        keep |= {p.parent.name for _, p, _ in self.best_responses}
         if self.checkpoint_dir is not None:
             keep |= referenced_snapshots(self.checkpoint_dir)
         for path in [*self.snapshot_dir.glob("snapshot_*.zip"),
@@ -251,10 +282,14 @@ class OpponentPool:
         for path in self.snapshot_dir.glob("br_*.npz"):
             if path.name not in keep:
                 path.unlink(missing_ok=True)
+        for path in self.snapshot_dir.glob("learned_br_*"):
+            if path.is_dir() and path.name not in keep:
+                shutil.rmtree(path, ignore_errors=True)
 
     def state(self) -> dict[str, Any]:
         return {"snapshots": [{"timesteps": t, "path": p.name} for t, p, _ in self.snapshots],
-                "best_responses": [{"timesteps": t, "path": p.name} for t, p, _ in self.best_responses],
+                "best_responses": [{"timesteps": t, "path": str(p.relative_to(self.snapshot_dir))}
+                                   for t, p, _ in self.best_responses],
                 "generation": self.generation}
 
     def restore(self, state: dict[str, Any]) -> list[str]:
@@ -273,20 +308,32 @@ class OpponentPool:
                 continue
             self.snapshots.append((int(item["timesteps"]), path, policy))
         self.best_responses = []
-        for item in state.get("best_responses", [])[-self.self_play.exact_br_keep:]:
+        for item in state.get("best_responses", [])[-self._responses_keep:]:
             from agents.table import BestResponseAgent
 
             path = self.snapshot_dir / item["path"]
             try:
-                agent = BestResponseAgent(path=str(path))
-            except ValueError:   # a missing or unreadable table: reported, not fatal
+                if path.suffix == ".safetensors":
+                    agent = _learned_response(path)
+                else:
+                    agent = BestResponseAgent(path=str(path))
+                    agent.name = path.stem
+            except Exception:  # noqa: BLE001 - a missing or unreadable file: reported, not fatal
                 missing.append(item["path"])
                 continue
-            agent.name = path.stem
             self.best_responses.append((int(item["timesteps"]), path, agent))
         self.generation = int(state.get("generation", 0))
         self.rebuild()
         return missing
+
+
+def _learned_response(path: Path) -> PPOAgent:
+    """A learned best response as a pool entry (its most likely action, as a best response
+    plays), loaded now: a missing or unreadable file is reported here."""
+    agent = PPOAgent(path=str(path), deterministic=True)
+    agent.name = path.parent.name
+    agent.actor
+    return agent
 
 
 # --------------------------------------------------------------------------------------------

@@ -107,7 +107,8 @@ class SelfPlayConfig:
     # Share of hands against a local best response to the newest snapshot (arena.lbr.LBRAgent:
     # it bets and bluffs where that snapshot folds too often, and values with the snapshot's
     # range), from the first snapshot on; heads-up games with one face-down card only. Its
-    # roll-outs of the cards to come per street: lbr_samples. It plays at Python speed.
+    # roll-outs of the cards to come per street: lbr_samples. On the batched env it plays in the
+    # compiled core, every slot at once; still the run's costliest opponent (docs/results.md).
     lbr: float = 0.0
     lbr_samples: int = 50
     # Share of hands against the exact best response (arena.exact, both seats) to the newest
@@ -117,6 +118,14 @@ class SelfPlayConfig:
     # exact_br_keep responses share the hands evenly.
     exact_br: float = 0.0
     exact_br_keep: int = 1
+    # Share of hands against a learned best response to the newest snapshot: at every snapshot a
+    # policy is trained against that snapshot's sampling policy alone (arena.exploit's learned
+    # method: train/ppo.py --target, learned_br_config, learned_br_steps timesteps, a second
+    # program while training waits), any game; the newest learned_br_keep share the hands evenly.
+    learned_br: float = 0.0
+    learned_br_steps: int = 200_000
+    learned_br_keep: int = 1
+    learned_br_config: str = "configs/best_response.yaml"
 
 
 @dataclass
@@ -364,6 +373,20 @@ def _check_ranges(cfg: Config) -> None:
          f"opponents.self_play.exact_br_keep must be at least 1, not {sp.exact_br_keep}")
     if sp.exact_br > 0:
         need(sp.every > 0, "opponents.self_play.exact_br needs snapshots to respond to: set self_play.every")
+    need(0 <= sp.learned_br <= 1 - sp.weight - sp.lbr - sp.exact_br,
+         f"opponents.self_play.learned_br must be from 0 to 1 - self_play.weight - self_play.lbr "
+         f"- self_play.exact_br ({1 - sp.weight - sp.lbr - sp.exact_br:g}), not {sp.learned_br}")
+    need(sp.learned_br == 0 or sp.exact_br == 0,
+         "opponents.self_play.learned_br and exact_br cannot both be on (one kind of best response)")
+    need(sp.learned_br_steps >= 1,
+         f"opponents.self_play.learned_br_steps must be at least 1, not {sp.learned_br_steps}")
+    need(sp.learned_br_keep >= 1,
+         f"opponents.self_play.learned_br_keep must be at least 1, not {sp.learned_br_keep}")
+    if sp.learned_br > 0:
+        need(sp.every > 0,
+             "opponents.self_play.learned_br needs snapshots to respond to: set self_play.every")
+        need(repo_path(sp.learned_br_config).is_file(),
+             f"opponents.self_play.learned_br_config: no file {sp.learned_br_config}")
     need(sp.lbr_samples >= 1, f"opponents.self_play.lbr_samples must be at least 1, not {sp.lbr_samples}")
     if sp.lbr > 0:
         need(sp.every > 0, "opponents.self_play.lbr needs snapshots to respond to: set self_play.every")

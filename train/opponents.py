@@ -112,7 +112,8 @@ def build_pool(baselines: dict[str, float], snapshots: Sequence[PPOAgent], *,
         pool.append(lbr)
     for response, child in zip(responses if response_weight > 0 else (),
                                children[len(baselines) + len(snapshots) + 1:]):
-        own = copy.copy(response)   # its own generator; the tables are shared
+        # its own generator; the tables (or weights) are shared
+        own = response.clone() if isinstance(response, PPOAgent) else copy.copy(response)
         own.reset(child)
         pool.append(own)
     weights = pool_weights(baselines, snapshots=len(snapshots), self_play_weight=self_play_weight,
