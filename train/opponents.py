@@ -112,8 +112,8 @@ def build_pool(baselines: dict[str, float], snapshots: Sequence[PPOAgent], *,
         pool.append(lbr)
     for response, child in zip(responses if response_weight > 0 else (),
                                children[len(baselines) + len(snapshots) + 1:]):
-        # its own generator; the tables (or weights) are shared
-        own = response.clone() if isinstance(response, PPOAgent) else copy.copy(response)
+        # its own generator (and encoders, for a learned response); the tables or weights are shared
+        own = response.clone() if hasattr(response, "clone") else copy.copy(response)
         own.reset(child)
         pool.append(own)
     weights = pool_weights(baselines, snapshots=len(snapshots), self_play_weight=self_play_weight,
