@@ -564,6 +564,12 @@ def test_learned_best_responses_to_snapshots_join_the_pool_and_survive_a_resume(
     obs = np.random.default_rng(0).random((3, responses[0].obs_size)).astype(np.float32)
     fresh = make_agent(f"ppo:{snaps / 'learned_br_1536' / 'best_response.safetensors'}")
     assert np.array_equal(responses[1].actor.logits_batch(obs), fresh.actor.logits_batch(obs))
+    # A response that left the pool stays while a checkpoint lists it; an unlisted folder goes.
+    (snaps / "learned_br_9").mkdir()
+    pool.checkpoint_dir = run_dir / "checkpoints"
+    pool.best_responses = pool.best_responses[-1:]
+    pool.prune()
+    assert sorted(p.name for p in snaps.glob("learned_br_*")) == kept
 
 
 def _eval_values(run_dir: Path) -> dict[tuple[str, int], float]:

@@ -271,10 +271,10 @@ class OpponentPool:
         checkpoint's snapshots must be there when a run resumes from it)."""
         if not self.snapshot_dir.is_dir():
             return
-        keep = {p.name for _, p, _ in self.snapshots + self.best_responses}
-        keep |= {p.parent.name for _, p, _ in self.best_responses}
+        keep = {str(p.relative_to(self.snapshot_dir)) for _, p, _ in self.snapshots + self.best_responses}
         if self.checkpoint_dir is not None:
             keep |= referenced_snapshots(self.checkpoint_dir)
+        keep |= {Path(name).parts[0] for name in keep}   # a learned response's folder
         for path in [*self.snapshot_dir.glob("snapshot_*.zip"),
                      *self.snapshot_dir.glob("snapshot_*.safetensors")]:
             if path.with_suffix(".zip").name not in keep:
