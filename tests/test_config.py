@@ -89,6 +89,8 @@ def test_sections_are_typed_dataclasses():
     ({"opponents": {"self_play": {"every": 10, "weight": 0.5, "lbr": 0.6}}},
      "opponents.self_play.lbr must be from 0 to 1 - self_play.weight (0.5), not 0.6"),
     ({"opponents": {"self_play": {"lbr": 0.1}}}, "opponents.self_play.lbr needs snapshots to respond to"),
+    ({"opponents": {"self_play": {"every": 10, "keep": 3, "lbr": 0.1, "lbr_keep": 4}}},
+     "opponents.self_play.lbr_keep must be from 1 to self_play.keep (3), not 4"),
     ({"env": {"game": "follow_the_bitch"}, "opponents": {"self_play": {"every": 10, "lbr": 0.1}}},
      "opponents.self_play.lbr: local best response needs a game without wild cards"),
     ({"env": {"players": 3}, "opponents": {"self_play": {"every": 10, "lbr": 0.1}}},

@@ -394,6 +394,31 @@ def test_the_local_best_response_joins_the_pool_against_the_newest_snapshot(smok
     assert pool[-1]._policy is not None and copy.copy(pool[-1])._policy is pool[-1]._policy
 
 
+def test_lbr_keep_answers_each_of_the_newest_snapshots(smoke_run):
+    from agents.trained import PPOAgent
+    from arena.lbr import LBRAgent
+    from train.opponents import build_pool, pool_weights
+
+    _, run_dir = smoke_run
+    a, b, c = (PPOAgent(path=str(run_dir / "final_model.zip")).clone(name=name) for name in "abc")
+    # Two of three snapshots answered, newest first, sharing the lbr share; the responses' streams
+    # differ, and the newest one's is the stream lbr_keep 1 gives it (the same pool as before).
+    pool, weights = build_pool({"tag": 1}, [a, b, c], self_play_weight=0.3, lbr_weight=0.4, seed=5,
+                               lbr_keep=2)
+    assert weights == pytest.approx([0.3, 0.1, 0.1, 0.1, 0.2, 0.2])
+    assert [type(x) for x in pool[-2:]] == [LBRAgent, LBRAgent]
+    assert [x.target.name for x in pool[-2:]] == ["c", "b"]
+    one, one_weights = build_pool({"tag": 1}, [a, b, c], self_play_weight=0.3, lbr_weight=0.4, seed=5)
+    assert one_weights == pytest.approx([0.3, 0.1, 0.1, 0.1, 0.4]) and one[-1].target.name == "c"
+    draws = [x.rng.integers(1 << 30, size=4).tolist() for x in (pool[-2], pool[-1], one[-1])]
+    assert draws[0] == draws[2] and draws[0] != draws[1]
+    # Fewer snapshots than lbr_keep: each one answered, and the share still whole.
+    pool, weights = build_pool({"tag": 1}, [a], self_play_weight=0.3, lbr_weight=0.4, seed=5, lbr_keep=3)
+    assert weights == pytest.approx([0.3, 0.3, 0.4]) and pool[-1].target.name == "a"
+    assert pool_weights({"tag": 1}, snapshots=2, self_play_weight=0.2, lbr_weight=0.6, lbrs=2) == \
+        pytest.approx([0.2, 0.1, 0.1, 0.3, 0.3])
+
+
 def test_a_linear_entropy_schedule_falls_from_ent_coef_to_its_end(tmp_path):
     from sb3_contrib import MaskablePPO
 

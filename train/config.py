@@ -109,8 +109,12 @@ class SelfPlayConfig:
     # range), from the first snapshot on; heads-up games with one face-down card only. Its
     # roll-outs of the cards to come per street: lbr_samples. On the batched env it plays in the
     # compiled core, every slot at once; still the run's costliest opponent (docs/results.md).
+    # With lbr_keep above 1, local best responses to each of the newest lbr_keep snapshots
+    # share the lbr hands evenly (an exploiter of the learner's recent past as well as of its
+    # present, so that it does not chase one response's hole after another).
     lbr: float = 0.0
     lbr_samples: int = 50
+    lbr_keep: int = 1
     # Share of hands against the exact best response (arena.exact, both seats) to the newest
     # snapshot's sampling policy, computed at every snapshot; the games the exact solver
     # enumerates (soko_mini) only. The learner then climbs its value against a best response
@@ -387,6 +391,8 @@ def _check_ranges(cfg: Config) -> None:
              "opponents.self_play.learned_br needs snapshots to respond to: set self_play.every")
         need(repo_path(sp.learned_br_config).is_file(),
              f"opponents.self_play.learned_br_config: no file {sp.learned_br_config}")
+    need(1 <= sp.lbr_keep <= max(sp.keep, 1),
+         f"opponents.self_play.lbr_keep must be from 1 to self_play.keep ({sp.keep}), not {sp.lbr_keep}")
     need(sp.lbr_samples >= 1, f"opponents.self_play.lbr_samples must be at least 1, not {sp.lbr_samples}")
     if sp.lbr > 0:
         need(sp.every > 0, "opponents.self_play.lbr needs snapshots to respond to: set self_play.every")

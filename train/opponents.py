@@ -28,14 +28,16 @@ __all__ = ["pool_weights", "baseline_opponent", "build_pool"]
 
 
 def pool_weights(baselines: dict[str, float], *, snapshots: int, self_play_weight: float,
-                 lbr_weight: float = 0.0, responses: int = 0, response_weight: float = 0.0) -> list[float]:
+                 lbr_weight: float = 0.0, responses: int = 0, response_weight: float = 0.0,
+                 lbrs: int = 1) -> list[float]:
     """Draw chances: the baselines share ``1 - self_play_weight - lbr_weight - response_weight``
-    by their weights, the snapshots share ``self_play_weight`` evenly, the local best response to
-    the newest snapshot gets ``lbr_weight``, and the ``responses`` exact best responses (last)
-    share ``response_weight`` evenly (the baselines get everything until the first snapshot, and
-    the share of responses until the first response).
+    by their weights, the snapshots share ``self_play_weight`` evenly, the ``lbrs`` local best
+    responses to the newest snapshots share ``lbr_weight`` evenly, and the ``responses`` exact
+    best responses (last) share ``response_weight`` evenly (the baselines get everything until
+    the first snapshot, and the share of responses until the first response).
 
-    >>> pool_weights({"tag": 1}, snapshots=2, self_play_weight=0.2, responses=2, response_weight=0.5)
+    >>> w = pool_weights({"tag": 1}, snapshots=2, self_play_weight=0.2, responses=2, response_weight=0.5)
+    >>> [round(x, 3) for x in w]
     [0.3, 0.1, 0.1, 0.25, 0.25]
     """
     base = np.array(list(baselines.values()), dtype=np.float64)
@@ -47,7 +49,7 @@ def pool_weights(baselines: dict[str, float], *, snapshots: int, self_play_weigh
     if snapshots:
         out += [share / snapshots] * snapshots
     if lbr:
-        out.append(lbr)
+        out += [lbr / lbrs] * lbrs
     if answer:
         out += [answer / responses] * responses
     return [float(x) for x in out]
@@ -87,10 +89,11 @@ def build_pool(baselines: dict[str, float], snapshots: Sequence[PPOAgent], *,
                self_play_weight: float, seed: int | np.random.SeedSequence,
                rules=None, lbr_weight: float = 0.0, lbr_samples: int = 50,
                lbr_engine: str = "auto", responses: Sequence[Any] = (),
-               response_weight: float = 0.0) -> tuple[list[Any], list[float]]:
+               response_weight: float = 0.0, lbr_keep: int = 1) -> tuple[list[Any], list[float]]:
     """The opponent pool and weights for one env; ``seed`` gives its agents their own streams
-    (until the env re-seeds them for their first hand). With ``lbr_weight`` and snapshots, an
-    entry is ``arena.lbr.LBRAgent`` against the newest snapshot (its ``engine``: ``lbr_engine``);
+    (until the env re-seeds them for their first hand). With ``lbr_weight`` and snapshots, the
+    entries ``arena.lbr.LBRAgent`` against each of the newest ``lbr_keep`` snapshots, newest
+    first (their ``engine``: ``lbr_engine``);
     ``responses`` (agents, exact best responses to snapshots) come last, sharing
     ``response_weight``."""
     seq = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
@@ -102,14 +105,18 @@ def build_pool(baselines: dict[str, float], snapshots: Sequence[PPOAgent], *,
         frozen = snapshot.clone()
         frozen.reset(child)
         pool.append(frozen)
-    if lbr_weight > 0 and snapshots:
+    lbrs = min(lbr_keep, len(snapshots)) if lbr_weight > 0 else 0
+    if lbrs:
         from arena.lbr import LBRAgent
 
-        lbr = LBRAgent(snapshots[-1].clone(), samples=lbr_samples, engine=lbr_engine)
-        lbr.reset(children[-1])
-        if rules is not None:
-            lbr.warm_up(rules)   # one target policy (its encoder and tables) for every hand's copy
-        pool.append(lbr)
+        # the newest snapshot's response draws from the stream it always had; older ones from
+        # streams spawned after (so lbr_keep 1 builds the pool it built before the option)
+        for target, child in zip(snapshots[::-1], [children[-1], *seq.spawn(lbrs - 1)]):
+            lbr = LBRAgent(target.clone(), samples=lbr_samples, engine=lbr_engine)
+            lbr.reset(child)
+            if rules is not None:
+                lbr.warm_up(rules)   # one target policy (its encoder and tables) for every hand's copy
+            pool.append(lbr)
     for response, child in zip(responses if response_weight > 0 else (),
                                children[len(baselines) + len(snapshots) + 1:]):
         # its own generator (and encoders, for a learned response); the tables or weights are shared
@@ -117,6 +124,7 @@ def build_pool(baselines: dict[str, float], snapshots: Sequence[PPOAgent], *,
         own.reset(child)
         pool.append(own)
     weights = pool_weights(baselines, snapshots=len(snapshots), self_play_weight=self_play_weight,
-                           lbr_weight=lbr_weight, responses=len(responses), response_weight=response_weight)
+                           lbr_weight=lbr_weight, responses=len(responses), response_weight=response_weight,
+                           lbrs=max(lbrs, 1))
     keep = [i for i, w in enumerate(weights) if w > 0]
     return [pool[i] for i in keep], [weights[i] for i in keep]
