@@ -389,13 +389,23 @@ def policy_kwargs(net_arch, activation: str, extractor: str = "flat", kwargs: di
     return out
 
 
+class _NoOptimizer:
+    """What a loaded policy gets for SB3's optimizer: a policy loaded here plays and is never
+    trained (training builds its own model), and constructing a torch optimizer the first time
+    in a process imports torch's compiler, about 1.4 s of every command that loads a model."""
+
+    def __init__(self, params, lr: float = 0.0, **kwargs) -> None:
+        pass
+
+
 def _build_policy(obs_size: int, n_actions: int, net_arch, activation: str, extractor: str, kwargs: dict):
-    """A fresh MaskableActorCriticPolicy of a whitelisted architecture (its weights to be loaded)."""
+    """A fresh MaskableActorCriticPolicy of a whitelisted architecture (its weights to be loaded),
+    for play: without an optimizer (:class:`_NoOptimizer`)."""
     from gymnasium import spaces
     from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 
     space = spaces.Box(low=-np.inf, high=np.inf, shape=(obs_size,), dtype=np.float32)
-    kwargs = policy_kwargs(net_arch, activation, extractor, kwargs)
+    kwargs = {**policy_kwargs(net_arch, activation, extractor, kwargs), "optimizer_class": _NoOptimizer}
     with global_generators_kept():
         policy = MaskableActorCriticPolicy(space, spaces.Discrete(n_actions), lambda _: 0.0, **kwargs)
     policy.set_training_mode(False)

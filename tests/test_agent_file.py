@@ -268,3 +268,17 @@ def test_loading_an_agent_file_leaves_the_global_generators_alone(agent_file):
     random.seed(1), np.random.seed(1), torch.manual_seed(1)
     assert after == (random.random(), np.random.random(), torch.rand(1).item())
     assert before != after
+
+
+def test_a_loaded_policy_plays_without_a_torch_optimizer(agent_file, soko_zip):
+    """Loading is for play: no torch optimizer is built (the first one in a process imports
+    torch's compiler, over a second of every command that loads a model), and the policy still
+    gives the saved network's actions."""
+    import torch
+
+    for path in (agent_file, soko_zip):
+        policy, _ = load_policy(path)
+        assert not isinstance(policy.optimizer, torch.optim.Optimizer)
+        assert not policy.training
+        obs = torch.zeros((1, policy.observation_space.shape[0]))
+        assert policy.predict(obs.numpy(), deterministic=True)[0].shape == (1,)
