@@ -42,7 +42,7 @@ def pool_weights(baselines: dict[str, float], *, snapshots: int, self_play_weigh
     """
     base = np.array(list(baselines.values()), dtype=np.float64)
     share = self_play_weight if snapshots else 0.0
-    lbr = lbr_weight if snapshots else 0.0
+    lbr = lbr_weight if snapshots and lbrs else 0.0
     answer = response_weight if responses else 0.0
     rest = 1 - share - lbr - answer
     out = list(base / base.sum() * rest) if base.sum() > 0 else [0.0] * len(base)
@@ -125,6 +125,6 @@ def build_pool(baselines: dict[str, float], snapshots: Sequence[PPOAgent], *,
         pool.append(own)
     weights = pool_weights(baselines, snapshots=len(snapshots), self_play_weight=self_play_weight,
                            lbr_weight=lbr_weight, responses=len(responses), response_weight=response_weight,
-                           lbrs=max(lbrs, 1))
+                           lbrs=lbrs)
     keep = [i for i, w in enumerate(weights) if w > 0]
     return [pool[i] for i in keep], [weights[i] for i in keep]
