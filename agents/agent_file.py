@@ -20,7 +20,9 @@ uses) and, in its metadata under ``stud_arena``, a JSON header:
 
 **Loading never unpickles.** The tensors are read by safetensors (raw little-endian arrays);
 the network is built from :data:`EXTRACTORS` and :data:`ACTIVATION_NAMES` (a whitelist,
-:func:`policy_kwargs`) and the tensors go in with ``load_state_dict(strict=True)``. Before any hand is dealt
+:func:`policy_kwargs`) and the tensors go in with ``load_state_dict(strict=True)``; a plain MLP that
+only plays is read straight into NumPy layers instead (:func:`load_mlp_layers`: every key and
+shape checked as strictly, the same numbers, no torch policy built). Before any hand is dealt
 (:func:`check_model`, called by ``agents.registry.check_spec``) a file is refused with one line
 when it is not a readable safetensors file (a truncated body included), when its tensors do not
 hash to ``tensors_sha256`` (tampered or damaged), when its observation layout hash is not what
@@ -58,7 +60,8 @@ import numpy as np
 
 __all__ = ["AgentFileError", "ModelInfo", "FORMAT", "VERSION", "FINAL_MODEL", "FINAL_AGENT",
            "EXTRACTORS", "ACTIVATION_NAMES", "policy_kwargs", "resolve_model", "model_info", "check_model",
-           "load_policy", "save_agent_file", "convert", "rules_to_json", "rules_from_json", "layout_sha256",
+           "load_policy", "load_mlp_layers", "save_agent_file", "convert", "rules_to_json", "rules_from_json",
+           "layout_sha256",
            "global_generators_kept", "run_record"]
 
 FORMAT = "stud-arena-agent"
@@ -473,6 +476,52 @@ def load_policy(path: str | Path, *, trust_pickled_code: bool = False, rules=Non
         model.policy.set_training_mode(False)
         return model.policy, info
     return _zip_policy(info, weights), info
+
+
+def load_mlp_layers(path: str | Path, *, rules=None) -> tuple[list | None, ModelInfo]:
+    """``(layers, ModelInfo)``: the actor of a plain MLP (flat features) as float32 NumPy
+    ``(weight, bias, activation)`` layers, activation ``"Tanh"``, ``"ReLU"`` or None (what
+    ``agents.trained.NumpyActor`` plays), read and checked as :func:`load_policy` reads them but
+    without building the torch policy: SB3 builds and initialises every layer, the value net's
+    included, about half a second of every command that loads a model. The same numbers as the
+    built policy's layers. ``(None, info)`` for any other network, and for tensors that do not fit
+    the network exactly (every key, every shape): :func:`load_policy` builds those, or refuses
+    them in its own words."""
+    info, weights = _checked(path, rules)
+    try:
+        if info.kind == "agent file":
+            net, prefix, head = info.header["network"], "policy_net", ("action_net",)
+        else:
+            net, prefix, head = _zip_network(zip_data(info.path), weights), "mlp_extractor.policy_net", (
+                "action_net", "value_net", "mlp_extractor.value_net")
+    except (ValueError, TypeError, KeyError):
+        return None, info
+    arch, activation = net.get("net_arch"), net.get("activation")
+    if (net.get("architecture") != "mlp" or net.get("features_extractor") != "flat"
+            or activation not in ACTIVATION_NAMES
+            or not (isinstance(arch, list) and all(isinstance(n, int) and n > 0 for n in arch))):
+        return None, info
+    sizes = [info.obs_size, *arch]
+    shapes = {f"{prefix}.{2 * i}.{part}": (sizes[i + 1], sizes[i]) if part == "weight" else (sizes[i + 1],)
+              for i in range(len(arch)) for part in ("weight", "bias")}
+    shapes.update({"action_net.weight": (info.n_actions, sizes[-1]), "action_net.bias": (info.n_actions,)})
+    if "value_net" in head:      # an SB3 zip holds the whole policy: its critic, the same widths
+        shapes.update({k.replace("policy_net", "value_net"): v for k, v in shapes.items()
+                       if "policy_net" in k})
+        shapes.update({"value_net.weight": (1, sizes[-1]), "value_net.bias": (1,)})
+    if set(weights) != set(shapes) or any(tuple(weights[k].shape) != v for k, v in shapes.items()):
+        return None, info
+
+    def array(key: str) -> np.ndarray:
+        value = weights[key]
+        value = value.detach().cpu().numpy() if hasattr(value, "detach") else np.asarray(value)
+        return value.astype(np.float32, copy=True)
+
+    name = {"tanh": "Tanh", "relu": "ReLU"}[activation]
+    layers = [(array(f"{prefix}.{2 * i}.weight"), array(f"{prefix}.{2 * i}.bias"), name)
+              for i in range(len(arch))]
+    layers.append((array("action_net.weight"), array("action_net.bias"), None))
+    return layers, info
 
 
 _CLASS = re.compile(r"^<class '([\w.]+)'>$")

@@ -46,7 +46,7 @@ from pathlib import Path
 
 import numpy as np
 
-from agents.agent_file import global_generators_kept, load_policy
+from agents.agent_file import global_generators_kept, load_mlp_layers, load_policy
 from agents.base import Agent, game_from_view
 from envs.engine.game import Game, PlayerView
 
@@ -338,9 +338,13 @@ class PPOAgent(Agent):
     @property
     def actor(self) -> NumpyActor | TorchActor:
         if self._actor is None:
-            policy, info = load_policy(self.path, trust_pickled_code=self.trust_pickled_code)
+            layers, info = (None, None) if self.trust_pickled_code else load_mlp_layers(self.path)
+            if layers is not None:           # a plain MLP: no torch policy to build
+                self._actor = NumpyActor(layers)
+            else:
+                policy, info = load_policy(self.path, trust_pickled_code=self.trust_pickled_code)
+                self._actor = actor_of(policy)
             self._features = info.features
-            self._actor = actor_of(policy)
         return self._actor
 
     @property

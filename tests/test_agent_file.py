@@ -10,6 +10,7 @@ proves the crafted file is dangerous); every public path of this project (the to
 from __future__ import annotations
 
 import base64
+import io
 import json
 import os
 import pickle
@@ -282,3 +283,49 @@ def test_a_loaded_policy_plays_without_a_torch_optimizer(agent_file, soko_zip):
         assert not policy.training
         obs = torch.zeros((1, policy.observation_space.shape[0]))
         assert policy.predict(obs.numpy(), deterministic=True)[0].shape == (1,)
+
+
+def test_a_plain_mlp_plays_the_built_policys_layers_without_building_it(agent_file, soko_zip, tmp_path,
+                                                                        monkeypatch):
+    """``load_mlp_layers`` reads an MLP's actor straight into NumPy (building SB3's policy costs
+    about half a second a load): the very layers the built policy has, and a ``ppo:`` agent plays
+    them without any policy built; tensors that do not fit exactly fall back to the built path,
+    which refuses them as before."""
+    import torch
+
+    from agents import agent_file as af
+    from agents.trained import PPOAgent, _numpy_layers
+
+    for path in (agent_file, soko_zip):
+        layers, info = af.load_mlp_layers(path)
+        built = _numpy_layers(load_policy(path)[0])
+        assert info.obs_size == layers[0][0].shape[1] and len(layers) == len(built) == 2
+        for (w, b, act), (w2, b2, act2) in zip(layers, built):
+            assert w.dtype == np.float32 and np.array_equal(w, w2) and np.array_equal(b, b2) and act == act2
+
+    obs = np.random.default_rng(0).normal(size=(50, model_info(soko_zip).obs_size)).astype(np.float32)
+    expected = PPOAgent(path=str(soko_zip)).actor.logits_batch(obs)
+
+    def no_build(*args, **kwargs):
+        raise AssertionError("a torch policy was built")
+
+    with monkeypatch.context() as m:
+        m.setattr(af, "_build_policy", no_build)
+        for path in (agent_file, soko_zip):
+            assert np.array_equal(PPOAgent(path=str(path)).actor.logits_batch(obs), expected)
+
+    # One tensor too many in policy.pth: not the network, so the built path decides (and refuses).
+    odd = tmp_path / "odd.zip"
+    with zipfile.ZipFile(soko_zip) as z, zipfile.ZipFile(odd, "w") as out:
+        for name in z.namelist():
+            data = z.read(name)
+            if name == "policy.pth":
+                state = torch.load(io.BytesIO(data), weights_only=True)
+                state["extra.weight"] = torch.zeros(2)
+                buffer = io.BytesIO()
+                torch.save(state, buffer)
+                data = buffer.getvalue()
+            out.writestr(name, data)
+    assert af.load_mlp_layers(odd)[0] is None
+    with pytest.raises(ValueError, match="not loaded without running its pickled code"):
+        PPOAgent(path=str(odd)).actor
