@@ -17,21 +17,23 @@ from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
-from scipy.stats import t as student_t
+from scipy.special import stdtrit
 
 __all__ = ["Estimate", "mean_ci", "combine", "t_quantile"]
 
 
 def t_quantile(confidence: float, df: int) -> float:
     """The two-sided critical value of Student's t: P(|T| <= q) = ``confidence``
-    (``scipy.stats.t.ppf``); NaN below one degree of freedom.
+    (``scipy.special.stdtrit``, the function ``scipy.stats.t.ppf`` calls: the same numbers,
+    without importing ``scipy.stats``, half a second of every command that reports an interval);
+    NaN below one degree of freedom.
 
     >>> round(t_quantile(0.95, 4), 4), round(t_quantile(0.95, 30), 4), round(t_quantile(0.95, 10**6), 3)
     (2.7764, 2.0423, 1.96)
     """
     if df < 1:
         return math.nan
-    return float(student_t.ppf(0.5 + confidence / 2, df))
+    return float(stdtrit(df, 0.5 + confidence / 2))
 
 
 @dataclass(frozen=True)
