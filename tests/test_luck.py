@@ -338,3 +338,15 @@ def test_the_core_scores_every_node_as_the_numpy_rows_do(game, n, overrides):
 def test_wild_cards_that_move_and_low_chicago_keep_the_numpy_rows():
     assert not LuckCorrector(get_rules("follow_the_bitch")).core
     assert not LuckCorrector(get_rules("follow_the_bitch_low_chicago")).core
+
+
+def test_warm_up_builds_only_the_tables_the_numpy_rows_score_with(monkeypatch):
+    """Forked workers inherit the batch tables ``luck.warm_up`` builds; where the core scores
+    every node (Soko) there is nothing to build, with a followed wild rank there is."""
+    built = []
+    monkeypatch.setattr(luck, "_BUILT", set())
+    monkeypatch.setattr(LuckCorrector, "_score", lambda self, cards, wild: built.append(wild))
+    luck.warm_up(get_rules("soko"))
+    assert built == [] and luck._BUILT == set()
+    luck.warm_up(get_rules("follow_the_bitch"))
+    assert sorted(built) == [w for w in range(-1, 13) if w != luck.QUEEN] and len(luck._BUILT) == 13
