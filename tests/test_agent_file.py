@@ -329,3 +329,20 @@ def test_a_plain_mlp_plays_the_built_policys_layers_without_building_it(agent_fi
     assert af.load_mlp_layers(odd)[0] is None
     with pytest.raises(ValueError, match="not loaded without running its pickled code"):
         PPOAgent(path=str(odd)).actor
+
+
+def test_an_agent_file_plays_a_match_without_importing_torch(agent_file, tmp_path):
+    """A shared agent file (a plain MLP) is read by safetensors into NumPy and played by NumPy:
+    neither torch nor SB3 is imported (seconds of every command's start)."""
+    code = ("import sys\n"
+            "from agents.registry import check_spec\n"
+            "from arena.match import play_match\n"
+            "from envs.engine.rules import get_rules\n"
+            f"spec = 'ppo:{agent_file}'\n"
+            "check_spec(spec, get_rules('soko'))\n"
+            "result = play_match('soko', [spec, 'tag'], hands=20, seed=0)\n"
+            "assert result.hands == 20\n"
+            "print(sorted(m for m in ('torch', 'sb3_contrib', 'stable_baselines3') if m in sys.modules))\n")
+    done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
