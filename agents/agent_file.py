@@ -321,7 +321,7 @@ def _checked(path, rules=None) -> tuple[ModelInfo, dict]:
     a zip's ``policy.pth`` state), so that loading reads and checks them once."""
     info = model_info(path)
     if info.kind == "SB3 zip":
-        return info, _zip_state(info.path)   # weights only: anything but tensors is refused here
+        return info, zip_state(info.path)   # weights only: anything but tensors is refused here
     tensors = _load_tensors(info)
     _check_layout(info)
     if rules is not None and info.rules != rules:
@@ -572,7 +572,10 @@ def _zip_network(data: dict, state: dict) -> dict:
             "features_extractor": extractor, "kwargs": extractor_kwargs}
 
 
-def _zip_state(path: Path) -> dict:
+def zip_state(path: Path) -> dict:
+    """The tensors of an SB3 zip's ``policy.pth`` (policy and value nets), read with
+    ``torch.load(weights_only=True)``: anything but plain tensors is refused (ValueError in one
+    line), nothing is unpickled."""
     import torch
 
     try:
@@ -675,7 +678,7 @@ def convert(source: str | Path, out: str | Path | None = None, *, rules=None) ->
     if rules is None:
         raise ValueError(f"{zip_path} sits in no run folder (no config.yaml beside it): "
                          f"name its game with --game")
-    policy = _zip_policy(info, _zip_state(info.path))
+    policy = _zip_policy(info, zip_state(info.path))
     record = run_record(zip_path)
     data = zip_data(zip_path)
     config = record.get("config", {})

@@ -681,3 +681,65 @@ def test_a_resume_plays_again_the_evaluation_its_checkpoint_left_under_way(tmp_p
     steps = [int(r[0]) for r in rows[1:]]
     assert steps == sorted(steps) and steps.count(1024) == 3       # random, call, field at 1024
     assert [r for r in rows if r[0] != "1024"] == full              # the rest as the first run's
+
+
+def test_a_new_run_starts_from_init_from_and_refuses_another_network(smoke_run, tmp_path, monkeypatch):
+    # run.init_from: a new run's network (policy and value) is the model zip's, read without
+    # unpickling; a zip of another network is refused in one line naming the option.
+    import torch
+
+    import train.ppo as ppo
+    from agents.agent_file import zip_state
+    from train.config import ConfigError
+    from train.ppo import _init_weights, _new_model, main, training_env
+
+    _, source_run = smoke_run
+    source = source_run / "final_model.zip"
+    cfg = smoke(tmp_path, "run.total_timesteps=512", "eval.every=0", f"run.init_from={source}")
+    saved = zip_state(source)
+    started = []
+
+    def record(model, path):
+        _init_weights(model, path)
+        started.append({k: v.clone() for k, v in model.policy.state_dict().items()})
+
+    monkeypatch.setattr(ppo, "_init_weights", record)
+    main(cfg, command=["test"], progress=False)
+    assert len(started) == 1 and started[0].keys() == saved.keys()
+    assert all(torch.equal(started[0][k], saved[k]) for k in saved)
+
+    other = smoke(tmp_path, "ppo.net_arch=[4]")
+    venv = training_env(other)
+    try:
+        small = _new_model(other, venv, 0)
+        small.save(tmp_path / "small.zip")
+        with pytest.raises(ConfigError, match=r"^run.init_from .*small.zip: not a model of this run's network"):
+            _init_weights(_new_model(cfg, venv, 0), tmp_path / "small.zip")
+    finally:
+        venv.close()
+    with pytest.raises(ConfigError, match="run.init_from must be a model zip that exists"):
+        smoke(tmp_path, f"run.init_from={tmp_path / 'none.zip'}")
+
+
+def test_warm_learned_responses_start_from_the_one_before(tmp_path, monkeypatch):
+    # opponents.self_play.learned_br_warm: the first learned best response starts fresh, each
+    # later one from the newest before it (its zip, kept beside its agent file).
+    import arena.exploit
+    from train.ppo import main
+
+    asked = []
+    real = arena.exploit.train_best_response
+    monkeypatch.setattr(arena.exploit, "train_best_response",
+                        lambda game, spec, folder, **kw: asked.append((Path(folder).name, kw["overrides"]))
+                        or real(game, spec, folder, **kw))
+    cfg = smoke(tmp_path, "env.game=soko_mini", "env.rules={deck_ranks: KA}", "opponents.self_play.learned_br=0.5",
+                "opponents.self_play.learned_br_steps=256", "opponents.self_play.learned_br_warm=true",
+                "opponents.self_play.weight=0.2", "eval.every=0", "run.total_timesteps=1536")
+    run_dir = main(cfg, command=["test"], progress=False)
+    snaps = run_dir / "snapshots"
+    assert len(asked) >= 2
+    assert asked[0][1] == []
+    for (before, _), (name, overrides) in zip(asked, asked[1:]):
+        assert overrides == [f"run.init_from={snaps / before / 'best_response.zip'}"], name
+    newest = snaps / asked[-1][0]
+    assert sorted(p.name for p in newest.iterdir()) == ["best_response.safetensors", "best_response.zip"]

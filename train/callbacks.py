@@ -254,12 +254,18 @@ class OpponentPool:
         cfg, sp = self.cfg, self.self_play
         folder = self.snapshot_dir / f"learned_br_{timesteps}"
         shutil.rmtree(folder, ignore_errors=True)   # a half-trained one from an interrupted run
+        overrides = []
+        before = self.best_responses[-1][1].with_suffix(".zip") if self.best_responses else None
+        if sp.learned_br_warm and before is not None and before.is_file():   # on from the newest one
+            overrides.append(f"run.init_from={before}")
         model, _ = train_best_response(cfg.env.game, f"ppo:{snapshot},deterministic=false", folder,
                                        steps=sp.learned_br_steps, seed=cfg.run.seed + 5 + timesteps,
                                        rules=cfg.env.rules, players=cfg.env.players,
-                                       config=repo_path(sp.learned_br_config))
+                                       config=repo_path(sp.learned_br_config), overrides=overrides)
         path = folder / "best_response.safetensors"   # the agent file: no pickle on resume
         shutil.copyfile(model.with_suffix(".safetensors"), path)
+        if sp.learned_br_warm:   # the value net too, for the next one to start from
+            shutil.copyfile(model, path.with_suffix(".zip"))
         shutil.rmtree(model.parent)   # the training run's checkpoints and logs
         agent = _learned_response(path)
         self.best_responses.append((timesteps, path, agent))

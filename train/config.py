@@ -130,6 +130,10 @@ class SelfPlayConfig:
     learned_br_steps: int = 200_000
     learned_br_keep: int = 1
     learned_br_config: str = "configs/best_response.yaml"
+    # Each learned best response after the first starts from the newest one before it (its
+    # policy and value weights, run.init_from) instead of from scratch: it keeps what it learned
+    # against the earlier snapshots and trains learned_br_steps more against the new one.
+    learned_br_warm: bool = False
 
 
 @dataclass
@@ -234,6 +238,10 @@ class RunConfig:
     keep_checkpoints: int = 3      # the most recent checkpoints kept on disk
     seed: int = 0                  # 0 to SEED_MAX
     out_dir: str = "runs"
+    # A new run's network starts from this model's weights (an SB3 zip of the same network:
+    # policy and value, read without unpickling) instead of a fresh initialisation; the
+    # optimizer and the counters start fresh. "" (default): a fresh network. --resume ignores it.
+    init_from: str = ""
 
 
 @dataclass
@@ -433,6 +441,8 @@ def _check_ranges(cfg: Config) -> None:
     need(run.checkpoint_every >= 0, f"run.checkpoint_every must be at least 0, not {run.checkpoint_every}")
     need(run.keep_checkpoints >= 1, f"run.keep_checkpoints must be at least 1, not {run.keep_checkpoints}")
     need(0 <= run.seed <= SEED_MAX, f"run.seed must be from 0 to {SEED_MAX} (2**31 - 1), not {run.seed}")
+    need(not run.init_from or (run.init_from.endswith(".zip") and Path(run.init_from).is_file()),
+         f"run.init_from must be a model zip that exists, not {run.init_from!r}")
     need(run.name is None or (run.name and "/" not in run.name and "__" not in run.name),
          f"run.name must be a plain folder name without '/' or '__', not {run.name!r}")
 

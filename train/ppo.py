@@ -238,6 +238,8 @@ def main(cfg: Config, *, resume: str | Path | None = None, command: Sequence[str
         if resume is None:
             venv.seed(seed)
             model = _new_model(cfg, venv, seed)
+            if cfg.run.init_from:
+                _init_weights(model, Path(cfg.run.init_from))
             pool.push()
             done_before = 0
         else:
@@ -365,6 +367,20 @@ def _new_model(cfg: Config, venv, seed: int):
     # Saved with the model (its zip's data), so a PPOAgent encodes as the env did.
     model.observation_features = list(cfg.env.observation_features)
     return model
+
+
+def _init_weights(model, path: Path) -> None:
+    """``run.init_from``: the network's weights (policy and value) from the model zip ``path``,
+    read with ``torch.load(weights_only=True)`` (nothing unpickled); ConfigError in one line
+    when it is not a zip of the same network."""
+    from agents.agent_file import zip_state
+
+    try:
+        state = zip_state(path)
+        model.policy.load_state_dict(state, strict=True)
+    except (ValueError, RuntimeError, KeyError, OSError) as exc:
+        reason = " ".join(str(exc).split())[:300]
+        raise ConfigError(f"run.init_from {path}: not a model of this run's network ({reason})") from None
 
 
 # The counters of a checkpoint's model that training reads, from the readable JSON of its zip.
