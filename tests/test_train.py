@@ -713,7 +713,8 @@ def test_a_new_run_starts_from_init_from_and_refuses_another_network(smoke_run, 
     try:
         small = _new_model(other, venv, 0)
         small.save(tmp_path / "small.zip")
-        with pytest.raises(ConfigError, match=r"^run.init_from .*small.zip: not a model of this run's network"):
+        refused = r"^run.init_from .*small.zip: not a model of this run's network"
+        with pytest.raises(ConfigError, match=refused):
             _init_weights(_new_model(cfg, venv, 0), tmp_path / "small.zip")
     finally:
         venv.close()
@@ -732,9 +733,10 @@ def test_warm_learned_responses_start_from_the_one_before(tmp_path, monkeypatch)
     monkeypatch.setattr(arena.exploit, "train_best_response",
                         lambda game, spec, folder, **kw: asked.append((Path(folder).name, kw["overrides"]))
                         or real(game, spec, folder, **kw))
-    cfg = smoke(tmp_path, "env.game=soko_mini", "env.rules={deck_ranks: KA}", "opponents.self_play.learned_br=0.5",
-                "opponents.self_play.learned_br_steps=256", "opponents.self_play.learned_br_warm=true",
-                "opponents.self_play.weight=0.2", "eval.every=0", "run.total_timesteps=1536")
+    cfg = smoke(tmp_path, "env.game=soko_mini", "env.rules={deck_ranks: KA}",
+                "opponents.self_play.learned_br=0.5", "opponents.self_play.learned_br_steps=256",
+                "opponents.self_play.learned_br_warm=true", "opponents.self_play.weight=0.2",
+                "eval.every=0", "run.total_timesteps=1536")
     run_dir = main(cfg, command=["test"], progress=False)
     snaps = run_dir / "snapshots"
     assert len(asked) >= 2
