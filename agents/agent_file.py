@@ -488,12 +488,10 @@ def load_mlp_layers(path: str | Path, *, rules=None) -> tuple[list | None, Model
     the network exactly (every key, every shape): :func:`load_policy` builds those, or refuses
     them in its own words."""
     info, weights = _checked(path, rules)
+    zipped = info.kind == "SB3 zip"   # the whole policy (its critic too), SB3's names
+    prefix = "mlp_extractor.policy_net" if zipped else "policy_net"
     try:
-        if info.kind == "agent file":
-            net, prefix, head = info.header["network"], "policy_net", ("action_net",)
-        else:
-            net, prefix, head = _zip_network(zip_data(info.path), weights), "mlp_extractor.policy_net", (
-                "action_net", "value_net", "mlp_extractor.value_net")
+        net = _zip_network(zip_data(info.path), weights) if zipped else info.header["network"]
     except (ValueError, TypeError, KeyError):
         return None, info
     arch, activation = net.get("net_arch"), net.get("activation")
@@ -505,7 +503,7 @@ def load_mlp_layers(path: str | Path, *, rules=None) -> tuple[list | None, Model
     shapes = {f"{prefix}.{2 * i}.{part}": (sizes[i + 1], sizes[i]) if part == "weight" else (sizes[i + 1],)
               for i in range(len(arch)) for part in ("weight", "bias")}
     shapes.update({"action_net.weight": (info.n_actions, sizes[-1]), "action_net.bias": (info.n_actions,)})
-    if "value_net" in head:      # an SB3 zip holds the whole policy: its critic, the same widths
+    if zipped:      # the critic: the same widths
         shapes.update({k.replace("policy_net", "value_net"): v for k, v in shapes.items()
                        if "policy_net" in k})
         shapes.update({"value_net.weight": (1, sizes[-1]), "value_net.bias": (1,)})
