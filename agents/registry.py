@@ -323,7 +323,8 @@ def check_spec(spec: str, rules=None) -> None:
 
 def display_name(spec) -> str:
     """The short name tables and pictures show: ``name=...`` if given, a ``ppo`` model's run
-    folder, otherwise the spec as written (an :class:`Agent` object: its ``name``).
+    folder, otherwise the spec as written (an :class:`Agent` object: its ``name``, or where
+    :func:`make_agent` named it, its spec's display name: the same for every spelling of a path).
 
     >>> display_name("equity:samples=50"), display_name("tag:name=tight")
     ('equity:samples=50', 'tight')
@@ -333,7 +334,10 @@ def display_name(spec) -> str:
     'soko_ppo__s0__20260101-120000/ckpt_1000'
     """
     if not isinstance(spec, str):
-        return getattr(spec, "name", None) or type(spec).__name__
+        name, made_from = getattr(spec, "name", None), getattr(spec, "spec", None)
+        if isinstance(made_from, str) and name == made_from:
+            return display_name(made_from)   # made by make_agent: named as its spec is
+        return name or type(spec).__name__
     name, options = parse_spec(spec)
     if "name" in options:
         return options["name"]

@@ -266,6 +266,24 @@ def test_canonical_specs_resolve_ppo_paths(tmp_path, monkeypatch):
         assert canonical_spec(spec) == want
 
 
+def test_an_agent_object_is_named_as_its_spec_however_the_path_is_spelt(tmp_path, monkeypatch):
+    # The deals of a match follow the display names (arena.match.MatchPlan.key): an agent made
+    # from a spec, and a local best response to it, must not carry the path's spelling into them.
+    from arena.lbr import LBRAgent
+
+    run = tmp_path / "soko_ppo__s0__20260101-120000"
+    run.mkdir()
+    (run / "final_model.zip").write_bytes(b"")
+    monkeypatch.chdir(tmp_path)
+    spellings = [f"ppo:{run.name}", f"ppo:{run.name}/final_model.zip", f"ppo:{run}/final_model.zip"]
+    agents = [make_agent(spec) for spec in spellings]
+    assert {display_name(a) for a in agents} == {run.name}
+    assert {display_name(LBRAgent(a)) for a in agents} == {f"lbr:{run.name}"}
+    named = make_agent("tag")
+    named.name = "tight"                                   # renamed after it was made: the name wins
+    assert display_name(named) == "tight" and display_name(make_agent("tag")) == "tag"
+
+
 # ---------------------------------------------------------------------------------------------
 # Equity
 
