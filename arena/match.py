@@ -45,6 +45,8 @@ Training evaluates checkpoints with :func:`play_match`:
 
 from __future__ import annotations
 
+import io
+import json
 import math
 import multiprocessing as mp
 import os
@@ -167,19 +169,88 @@ class _Runner:
         chips = play_groups(self.rules, agents, deals, rng, streams, logs=logs, threads=self.threads)
         if logs is None:
             return chips, luck, stories
-        for g in range(g0, g1):
-            for r in range(n):
-                if luck is None and g * n + r >= self.histories:
-                    break
-                game = Game(self.rules, n, deck=deals[g - g0][0][r], button=0, seed=0)
-                for action in logs[(g - g0) * n + r]:
-                    apply_action(game, action)
-                if game.current_player is not None or any(
-                        game.payoffs[(i + r) % n] != chips[g - g0, r, i] for i in range(n)):
-                    raise RuntimeError(f"hand {g * n + r + 1}: the core's actions do not replay to "
-                                       "its result on the reference engine")
-                self._record(match, game, _seating(agents, r), g, r, luck, g - g0, stories)
+
+        def replay(groups: range) -> tuple[np.ndarray | None, list]:
+            part = None if luck is None else np.zeros((len(groups), n, luck.shape[2]))
+            told: list = []
+            for row, g in enumerate(groups):
+                for r in range(n):
+                    if luck is None and g * n + r >= self.histories:
+                        break
+                    game = Game(self.rules, n, deck=deals[g - g0][0][r], button=0, seed=0)
+                    for action in logs[(g - g0) * n + r]:
+                        apply_action(game, action)
+                    if game.current_player is not None or any(
+                            game.payoffs[(i + r) % n] != chips[g - g0, r, i] for i in range(n)):
+                        raise RuntimeError(f"hand {g * n + r + 1}: the core's actions do not replay to "
+                                           "its result on the reference engine")
+                    self._record(match, game, _seating(agents, r), g, r, part, row, told)
+            return part, told
+
+        # The replay is Python on one core; the chunk's spare cores (threads > 1) sat idle in it,
+        # so with the luck correction they replay their share of the groups in forked processes.
+        ways = self.threads if luck is not None and (g1 - g0) * n >= FORK_REPLAY_HANDS else 1
+        parts = [range(g0 + (g1 - g0) * w // ways, g0 + (g1 - g0) * (w + 1) // ways) for w in range(ways)]
+        parts = [p for p in parts if len(p)]
+        for groups, (part, told) in zip(parts, _in_forks(replay, parts)):
+            if luck is not None:
+                luck[groups.start - g0:groups.stop - g0] = part
+            stories.extend(told)
         return chips, luck, stories
+
+
+FORK_REPLAY_HANDS = 256
+"""Hands of a chunk below which its replay stays in one process (a fork costs milliseconds)."""
+
+
+def _in_forks(work, parts: list) -> list[tuple[np.ndarray | None, list]]:
+    """``[work(p) for p in parts]``, each part after the first in a forked child process while
+    this one does the first. ``work`` returns (an array or None, a list of ``(hand, text, phh)``);
+    they come back as NumPy's format and JSON (no pickle). An exception in a child is raised here
+    as a RuntimeError with its message. Without ``os.fork``, every part here."""
+    if len(parts) < 2 or not hasattr(os, "fork"):
+        return [work(p) for p in parts]
+    children = []
+    for part in parts[1:]:
+        read, write = os.pipe()
+        pid = os.fork()
+        if pid == 0:   # the child: its part, written to the pipe, then out without cleanup
+            status = 1
+            try:
+                os.close(read)
+                signal.signal(signal.SIGTERM, signal.SIG_DFL)
+                array, told = work(part)
+                buffer = io.BytesIO()
+                np.save(buffer, np.zeros(0) if array is None else array, allow_pickle=False)
+                payload = b"A" + len(buffer.getvalue()).to_bytes(8, "little") + buffer.getvalue()
+                payload += json.dumps([array is None, told]).encode()
+                status = 0
+            except BaseException as exc:   # noqa: BLE001 (told to the parent, whatever it is)
+                payload = b"E" + (str(exc) or type(exc).__name__).encode()
+            finally:
+                try:
+                    with os.fdopen(write, "wb") as out:
+                        out.write(payload)
+                finally:
+                    os._exit(status)
+        os.close(write)
+        children.append((pid, read))
+    try:
+        results = [work(parts[0])]
+    finally:
+        answers = []
+        for pid, read in children:
+            with os.fdopen(read, "rb") as pipe:
+                answers.append(pipe.read())
+            os.waitpid(pid, 0)
+    for answer in answers:
+        if answer[:1] != b"A":
+            raise RuntimeError(answer[1:].decode(errors="replace") or "a replay process ended with no answer")
+        size = int.from_bytes(answer[1:9], "little")
+        array = np.load(io.BytesIO(answer[9:9 + size]), allow_pickle=False)
+        none, told = json.loads(answer[9 + size:])
+        results.append((None if none else array, [tuple(t) for t in told]))
+    return results
 
 
 def _seating(agents: list, r: int) -> list:

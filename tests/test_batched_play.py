@@ -114,6 +114,41 @@ def test_one_chunk_on_two_threads_plays_what_it_plays_on_one(monkeypatch):
     assert threads == [1, 2, 1, 2]
 
 
+def test_the_replay_of_one_chunk_splits_over_forked_processes_with_the_same_numbers(monkeypatch):
+    """One core chunk on two threads: its replay for the luck correction and the histories is
+    split between this process and a forked one, and the match's numbers are the one-process
+    ones to the bit (known policies' decision terms included)."""
+    from arena import match
+
+    splits = []
+    real = match._in_forks
+    monkeypatch.setattr(match, "_in_forks",
+                        lambda work, parts: splits.append(len(parts)) or real(work, parts))
+    for agents in (["tag", "raise"], ["random", "tag"]):
+        kw = dict(hands=match.FORK_REPLAY_HANDS + 44, seed=6, engine="batched", luck_correction=True,
+                  histories=5)
+        one, two = play_match("soko", agents, **kw), play_match("soko", agents, workers=2, **kw)
+        np.testing.assert_array_equal(one.group_results, two.group_results)
+        assert one.estimates == two.estimates and one.raw_estimates == two.raw_estimates
+        assert one.histories == two.histories and one.phh_histories == two.phh_histories
+    assert splits == [1, 2, 1, 2]
+
+
+def test_a_failed_replay_in_a_forked_process_is_raised_here():
+    from arena.match import _in_forks
+
+    def work(part):
+        if part == "bad":
+            raise RuntimeError("hand 7: the core's actions do not replay")
+        return (None if part == "none" else np.full((2, 3), len(part), dtype=float)), [(len(part), "t", "p")]
+
+    got = _in_forks(work, ["ab", "none", "abcd"])
+    assert got[1] == (None, [(4, "t", "p")]) and got[0][1] == [(2, "t", "p")]
+    np.testing.assert_array_equal(got[2][0], np.full((2, 3), 4.0))
+    with pytest.raises(RuntimeError, match="hand 7: the core's actions do not replay"):
+        _in_forks(work, ["ab", "bad"])
+
+
 @pytest.mark.timeout(180)
 def test_a_champion_in_forked_workers_on_the_core_does_not_hang():
     """Several core chunks on two worker processes with a champion: spec (a ppo model whose
