@@ -393,13 +393,13 @@ PYBIND11_MODULE(_stud_core, m) {
                }
                if ((int64_t)t.cache.size() < most) t.cache.resize(most);   // before any thread touches it
                const int parts = (int)std::max<py::ssize_t>(1, std::min<py::ssize_t>(b.threads, q));
-               if ((int)t.first_street.size() < parts) t.first_street.resize(parts);
+               if (q > 0 && t.win_at >= 0) t.set_context(*b.hands[slots.data()[0]].r);
                b.workers->run(parts, [&](int part) {
                  for (py::ssize_t i = 0; i < q; ++i) {
                    if (slots.data()[i] % parts != part) continue;
                    ta[i] = t.policies(b.hands[slots.data()[i]], (int)slots.data()[i], (int)seats.data()[i],
                                       (int)actions.data()[i], cards.data() + start[i], (int)counts.data()[i],
-                                      o + start[i] * t.num_actions, part);
+                                      o + start[i] * t.num_actions);
                  }
                });
              }

@@ -233,6 +233,40 @@ def test_the_batched_lbr_reads_the_rows_it_weighed_its_bet_with():
     assert tally["reused"] > 20 and tally["folds"] > 5
 
 
+def _in_a_new_thread(fn):
+    """``fn()`` on a new thread: the core's first-street tables are per thread, so a new one
+    computes every value afresh."""
+    import threading
+
+    out = []
+    thread = threading.Thread(target=lambda: out.append(fn()))
+    thread.start()
+    thread.join()
+    return out[0]
+
+
+def _first_streets(rules, n_decks=6, seed=2):
+    """A batch of first streets dealt the same cards in other slots, with the button moved and
+    the up cards swapped."""
+    rng = np.random.default_rng(seed)
+    decks, buttons = [], []
+    for _ in range(n_decks):
+        deck = [int(c) for c in rng.permutation(52)]
+        for button in (0, 1):
+            decks += [deck, deck[:2] + deck[3:4] + deck[2:3] + deck[4:]]   # the up cards swapped
+            buttons += [button, button]
+    game = BatchedGame(rules, 2, len(decks), auto_reset=False)
+    game.reset(decks=decks, buttons=buttons)
+    return game
+
+
+def _spot(game, slot):
+    seat = int(game.current_player[slot])
+    candidates = np.array([c for c in range(52) if c not in game.cards([slot])[1][0, 1 - seat]
+                           and c not in game.cards([slot])[2][0].ravel()])
+    return seat, candidates
+
+
 def test_first_street_win_probabilities_kept_across_hands_are_the_computed_ones():
     # LbrTarget keeps the target's first-street win_probability by the whole seat view across
     # hands and slots (later streets per slot only). Hands dealt the same first-street cards in
@@ -241,24 +275,40 @@ def test_first_street_win_probabilities_kept_across_hands_are_the_computed_ones(
     target = _model(FEATURES, seed=10)
     rules = get_rules("soko")
     kept = CoreTargetPolicy(target, rules)
-    rng = np.random.default_rng(2)
-    decks, buttons = [], []
-    for _ in range(6):
-        deck = [int(c) for c in rng.permutation(52)]
-        for button in (0, 1):
-            decks += [deck, deck[:2] + deck[3:4] + deck[2:3] + deck[4:]]   # the up cards swapped
-            buttons += [button, button]
-    mirror = BatchedGame(rules, 2, len(decks), auto_reset=False)
-    mirror.reset(decks=decks, buttons=buttons)
+    mirror = _first_streets(rules)
     for _ in range(2):   # a first street's actions: the bring-in, then the next player's
-        for slot in range(len(decks)):
-            seat = int(mirror.current_player[slot])
-            candidates = np.array([c for c in range(52) if c not in mirror.cards([slot])[1][0, 1 - seat]
-                                   and c not in mirror.cards([slot])[2][0].ravel()])
+        for slot in range(len(mirror.current_player)):
+            seat, candidates = _spot(mirror, slot)
             got = kept.spots(mirror, [slot], [seat], [-1], [candidates])[0]
-            fresh = CoreTargetPolicy(target, rules).spots(mirror, [slot], [seat], [-1], [candidates])[0]
+            fresh = _in_a_new_thread(lambda: CoreTargetPolicy(target, rules).spots(
+                mirror, [slot], [seat], [-1], [candidates])[0])
             assert np.array_equal(got, fresh), slot
         mirror.step([int(np.flatnonzero(m)[-1]) for m in mirror.action_mask])
+
+
+def test_first_street_tables_outlive_a_target_and_keep_games_apart():
+    # The tables outlive the target (training builds one for each snapshot): a later target
+    # with other weights reads the values an earlier one kept, which are its own to the bit; a
+    # game whose hands rank otherwise (no Canadian hands) has a table of its own.
+    rules = get_rules("soko")
+    mirror = _first_streets(rules, n_decks=3, seed=5)
+    spots = [_spot(mirror, slot) for slot in range(len(mirror.current_player))]
+    slots = list(range(len(mirror.current_player)))
+
+    def ask(target, game, r):
+        return CoreTargetPolicy(target, r).spots(game, slots, [s for s, _ in spots], [-1] * len(slots),
+                                                 [c for _, c in spots])
+
+    ask(_model(FEATURES, seed=11), mirror, rules)                     # fills this thread's table
+    later = _model(FEATURES, seed=12)
+    for got, fresh in zip(ask(later, mirror, rules), _in_a_new_thread(lambda: ask(later, mirror, rules))):
+        assert np.array_equal(got, fresh)
+    plain = get_rules("soko", canadian_hands=False)
+    other = _first_streets(plain, n_decks=3, seed=5)
+    got = ask(later, other, plain)
+    for a, fresh in zip(got, _in_a_new_thread(lambda: ask(later, other, plain))):
+        assert np.array_equal(a, fresh)
+    assert any(not np.array_equal(a, b) for a, b in zip(got, ask(later, mirror, rules)))
 
 
 @pytest.mark.parametrize("threads", [1, 3])

@@ -256,12 +256,36 @@ struct LbrTarget {
     bool have[52];
   };
   std::vector<WinCache> cache;
-  // win_probability on the first street by the whole seat view, kept across hands, one table a
-  // thread (`part`): first streets repeat (heads-up Soko has 2 x 2 x 52 x 51 x 50 seat views),
-  // later ones seldom. The value depends on nothing but the view (win_probability is seeded by
-  // it), so a kept one is the one computed again. Cleared when it reaches FIRST_STREET_MAX.
+  // win_probability on the first street by the whole seat view, kept across hands and across
+  // targets (a training run builds one for each snapshot of the learner, and every one meets the
+  // same first streets: heads-up Soko has 2 x 2 x 52 x 51 x 50 seat views), later streets seldom
+  // repeat. One table a thread and a game's rules with these settings (first_street_table), for
+  // the life of the process. The value depends on nothing but the view (win_probability is
+  // seeded by it), so a kept one is the one computed again. A table is cleared when it reaches
+  // FIRST_STREET_MAX. `context` names the rules and settings (set_context, before the threads).
   static constexpr size_t FIRST_STREET_MAX = 1u << 20;
-  std::vector<std::unordered_map<std::string, double>> first_street;
+  std::string context;
+
+  // The context of hands played under `r`: what win_probability reads of the rules, and the
+  // settings (samples, max_exact). Not thread-safe: called before a call spreads over threads.
+  void set_context(const CoreRules& r) {
+    std::string c;
+    for (const auto& street : r.streets) {
+      c.push_back('|');
+      for (bool up : street) c.push_back(up ? 'u' : 'd');
+    }
+    for (bool b : {r.canadian_hands, r.ace_low_four_straight, r.follow_the_queen, r.queens_wild,
+                   r.double_ace_flush, r.low_chicago})
+      c.push_back(b ? '1' : '0');
+    c += "|" + std::to_string(win_layout.win_samples) + "|" + std::to_string(win_layout.win_exact) + "|";
+    for (int card : r.deck) c.push_back((char)card);
+    context = std::move(c);
+  }
+
+  static std::unordered_map<std::string, double>& first_street_table(const std::string& context) {
+    thread_local std::unordered_map<std::string, std::unordered_map<std::string, double>> tables;
+    return tables[context];
+  }
 
   void check() const {
     if (layers.empty()) throw std::invalid_argument("LbrTarget: a network of at least one layer");
@@ -311,9 +335,10 @@ struct LbrTarget {
     return k;
   }
 
-  // win_probability of the view, through first_street[part] on the first street.
-  double win(const SeatView& v, int part) {
+  // win_probability of the view, through this thread's first-street table on the first street.
+  double win(const SeatView& v) {
     if (v.street != 0) return win_probability(v, win_layout.win_samples, win_layout.win_exact);
+    if (context.empty()) throw std::logic_error("LbrTarget: set_context before policies");
     std::string key;
     key.reserve(8 + MAX_CARDS + MAX_PLAYERS * (MAX_CARDS + 3));
     for (int x : {v.n, v.button, v.seat, v.wild + 1, v.nhole_mine}) key.push_back((char)x);
@@ -324,7 +349,7 @@ struct LbrTarget {
       key.push_back((char)v.nup[q]);
       key.append((const char*)v.up[q], v.nup[q]);
     }
-    auto& memo = first_street[part];
+    auto& memo = first_street_table(context);
     auto it = memo.find(key);
     if (it != memo.end()) return it->second;
     if (memo.size() >= FIRST_STREET_MAX) memo.clear();
@@ -335,10 +360,9 @@ struct LbrTarget {
 
   // The target's action probabilities in the spot of hand `h` (after `action` by its player to
   // act, when action >= 0) for each of the candidate cards, rows of num_actions into out. False
-  // (rows untouched) when `seat` is not to act in that spot. `slot` picks the win cache, `part`
-  // the thread's first-street table (first_street has more than `part` entries).
+  // (rows untouched) when `seat` is not to act in that spot. `slot` picks the win cache.
   bool policies(const Hand& base, int slot, int seat, int action, const int64_t* cards, int count,
-                double* out, int part = 0) {
+                double* out) {
     Hand h = base;
     if (action >= 0 && !h.apply(action)) throw std::invalid_argument("LbrTarget: the action is not legal there");
     if (h.over || h.current != seat) return false;
@@ -367,7 +391,7 @@ struct LbrTarget {
       encode(h, seat, layout, x.data());
       if (win_at >= 0) {
         if (!wc.have[c]) {
-          wc.value[c] = win(seat_view(h, seat), part);
+          wc.value[c] = win(seat_view(h, seat));
           wc.have[c] = true;
         }
         x[win_at] = (float)wc.value[c];
