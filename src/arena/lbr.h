@@ -335,10 +335,10 @@ struct LbrTarget {
     return k;
   }
 
-  // win_probability of the view, through this thread's first-street table on the first street.
-  double win(const SeatView& v) {
-    if (v.street != 0) return win_probability(v, win_layout.win_samples, win_layout.win_exact);
-    if (context.empty()) throw std::logic_error("LbrTarget: set_context before policies");
+  // win_probability of the view, through `memo` (this thread's first-street table for the
+  // context; null on later streets) on the first street.
+  double win(const SeatView& v, std::unordered_map<std::string, double>* memo) {
+    if (v.street != 0 || !memo) return win_probability(v, win_layout.win_samples, win_layout.win_exact);
     std::string key;
     key.reserve(8 + MAX_CARDS + MAX_PLAYERS * (MAX_CARDS + 3));
     for (int x : {v.n, v.button, v.seat, v.wild + 1, v.nhole_mine}) key.push_back((char)x);
@@ -349,12 +349,11 @@ struct LbrTarget {
       key.push_back((char)v.nup[q]);
       key.append((const char*)v.up[q], v.nup[q]);
     }
-    auto& memo = first_street_table(context);
-    auto it = memo.find(key);
-    if (it != memo.end()) return it->second;
-    if (memo.size() >= FIRST_STREET_MAX) memo.clear();
+    auto it = memo->find(key);
+    if (it != memo->end()) return it->second;
+    if (memo->size() >= FIRST_STREET_MAX) memo->clear();
     const double value = win_probability(v, win_layout.win_samples, win_layout.win_exact);
-    memo.emplace(std::move(key), value);
+    memo->emplace(std::move(key), value);
     return value;
   }
 
@@ -369,6 +368,11 @@ struct LbrTarget {
     if (h.nhole[seat] != 1) throw std::invalid_argument("LbrTarget: the target must hold one face-down card");
     if ((int)cache.size() <= slot) cache.resize(slot + 1);
     WinCache& wc = cache[slot];
+    std::unordered_map<std::string, double>* memo = nullptr;   // looked up once, not per card
+    if (win_at >= 0) {
+      if (context.empty()) throw std::logic_error("LbrTarget: set_context before policies");
+      if (h.street == 0) memo = &first_street_table(context);
+    }
     if (win_at >= 0) {
       std::vector<int> key = public_key(h, seat);
       if (key != wc.key) {
@@ -391,7 +395,7 @@ struct LbrTarget {
       encode(h, seat, layout, x.data());
       if (win_at >= 0) {
         if (!wc.have[c]) {
-          wc.value[c] = win(seat_view(h, seat));
+          wc.value[c] = win(seat_view(h, seat), memo);
           wc.have[c] = true;
         }
         x[win_at] = (float)wc.value[c];
