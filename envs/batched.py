@@ -319,6 +319,14 @@ class BatchedGame:
         An agent deciding in many slots reads them here, not a dict a slot."""
         return self._core.cards(np.asarray(slots, dtype=np.int64))
 
+    def checkdown_payoffs(self, slots=None) -> np.ndarray:
+        """Each seat's payoff in chips if every player still in checked or called from here to
+        the end of the hand, the deck's real cards dealt: (M, players) int64 for hands ``slots``
+        (default: all), zeros for a hand that is over. It reads the cards still to come, so no
+        player may see it: training's check-down baseline (``train/batched_vec.py``)."""
+        slots = np.arange(self.n) if slots is None else np.asarray(slots, dtype=np.int64)
+        return self._core.checkdown_payoffs(slots)
+
     def betting_ids(self, slots) -> tuple[np.ndarray, np.ndarray]:
         """:meth:`betting` of hands ``slots`` at once: ``(counts, ids)``, ``counts`` (M,) the
         number of actions played and ``ids`` (M, kept) int8 the action ids, valid below each

@@ -152,6 +152,28 @@ struct PyBatch : Batch {
     return py::make_tuple(buttons, holes, ups);
   }
 
+  // Each seat's payoff (chips) in hands `slots` if every player still in checked or called from
+  // here to the end of the hand with the deck's real cards: (M, players), zeros for a hand that is
+  // over. What training's check-down baseline reads (train/batched_vec.py); a player never sees it.
+  py::array_t<int64_t> checkdown_payoffs(Ints slots) const {
+    const py::ssize_t m = slots.size();
+    const int64_t* s = slots.data();
+    for (py::ssize_t k = 0; k < m; ++k) hand((int)s[k]);  // each slot checked before any is read
+    py::array_t<int64_t> out({m, (py::ssize_t)num_players});
+    int64_t* o = out.mutable_data();
+    for (py::ssize_t k = 0; k < m; ++k) {
+      Hand h = hand((int)s[k]);
+      int64_t* row = o + k * num_players;
+      std::fill(row, row + num_players, 0);
+      if (h.over) continue;
+      for (int guard = 0; !h.over; ++guard) {
+        if (guard > 1000 || !h.apply(CHECK_CALL)) throw std::logic_error("checkdown_payoffs: the hand did not end");
+      }
+      for (int p = 0; p < num_players; ++p) row[p] = h.payoffs[p];
+    }
+    return out;
+  }
+
   py::dict state(int i) const {
     const Hand& h = hand(i);
     py::dict d;
@@ -323,7 +345,8 @@ PYBIND11_MODULE(_stud_core, m) {
       .def("step", &PyBatch::step_all)
       .def("raise_to_amounts", &Batch::raise_to_amounts)
       .def("state", &PyBatch::state)
-      .def("cards", &PyBatch::cards);
+      .def("cards", &PyBatch::cards)
+      .def("checkdown_payoffs", &PyBatch::checkdown_payoffs, py::arg("slots"));
 
   // ---- tag agent (agents/heuristic.h) ----
   py::class_<TagPolicy>(m, "TagPolicy")
