@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from agents.heuristic import BatchedTag, TagAgent
-from envs.actions import action_mask, apply_action, random_action
+from envs.actions import CHECK_CALL, action_mask, apply_action, random_action
 from envs.batched import BatchedGame
 from envs.engine.events import ACTION_KINDS
 from envs.engine.game import Game
@@ -69,6 +69,24 @@ def test_core_tag_is_the_reference_tag_agent(rules, players):
     assert states > 1000
 
 
+@pytest.mark.parametrize("rules,players", VARIANTS[::3], ids=lambda v: getattr(v, "name", str(v)))
+def test_checkdown_payoffs_are_the_reference_hand_checked_down_with_its_deck(rules, players):
+    import copy
+
+    states = 0
+    for short in (False, True):
+        for games, core, live, _ in _lockstep(rules, players, 60, seed=players + 3 * short,
+                                              short_stacks=short):
+            got = core.checkdown_payoffs(live)
+            for k, i in enumerate(live):
+                g = copy.deepcopy(games[i])
+                while not g.is_over:
+                    apply_action(g, CHECK_CALL)
+                assert tuple(got[k]) == g.payoffs, f"{rules.name} hand {i}\n{games[i].history()}"
+            states += len(live)
+    assert states > 300
+
+
 @pytest.mark.parametrize("name,shifts", [("soko", (2, -3)), ("soko", (-3, 2)), ("follow_the_bitch", (4, 3))])
 def test_core_tag_takes_the_shift_options(name, shifts):
     options = dict(raise_shift=shifts[0], call_shift=shifts[1])
@@ -116,7 +134,7 @@ def test_tag_refuses_a_hand_with_nobody_to_act():
 # The VecEnv
 
 from agents.heuristic import CallAgent, RaiseAgent  # noqa: E402
-from envs.actions import CHECK_CALL, FOLD  # noqa: E402
+from envs.actions import FOLD  # noqa: E402
 from envs.single_agent import SingleAgentEnv  # noqa: E402
 from train.batched_vec import BatchedVecEnv, make_batched_vec_env  # noqa: E402
 
@@ -220,6 +238,47 @@ def test_a_share_of_six_seat_hands_seats_a_table_of_copies(same_table):
 def test_a_table_share_outside_zero_to_one_is_refused():
     with pytest.raises(ValueError, match="same_table"):
         BatchedVecEnv("soko", 6, 4, opponents=[CallAgent()], same_table=1.5)
+
+
+@pytest.mark.parametrize("game,players", [("soko", 2), ("follow_the_bitch", 3)])
+def test_the_checkdown_baseline_shapes_rewards_only(game, players):
+    """With ppo.checkdown_baseline c the learner sees the same hands and observations; each step
+    earns c times the change of its check-down payoff, so a hand's rewards sum to its payoff
+    minus c times the check-down payoff at its first decision; infos keep the payoff."""
+    rules = get_rules(game)
+    plain = BatchedVecEnv(rules, players, 32, opponents=POOL, seed=5)
+    shaped = BatchedVecEnv(rules, players, 32, opponents=POOL, seed=5, checkdown_baseline=0.5)
+    pick = _random_policy(np.random.default_rng(2))
+    obs_plain, obs = plain.reset(), shaped.reset()
+    rows = np.arange(32)
+
+    def potential():
+        return 0.5 * shaped.game.checkdown_payoffs()[rows, shaped.learner_seat] / rules.big_bet
+
+    first, before, total, hands, moved = potential(), potential(), np.zeros(32), 0, 0
+    for _ in range(120):
+        np.testing.assert_array_equal(obs, obs_plain)
+        actions = pick(shaped.action_masks())
+        obs_plain, rewards_plain, dones_plain, _ = plain.step(actions)
+        obs, rewards, dones, infos = shaped.step(actions)
+        np.testing.assert_array_equal(dones, dones_plain)
+        now = potential()
+        going = ~dones
+        np.testing.assert_allclose(rewards[going], (now - before)[going], atol=1e-6)
+        moved += int((rewards[going] != 0).sum())
+        total += rewards
+        for i in np.flatnonzero(dones):
+            assert infos[i]["hand_reward"] == rewards_plain[i]
+            assert total[i] == pytest.approx(rewards_plain[i] - first[i], abs=1e-5)
+            total[i], first[i] = 0.0, now[i]
+            hands += 1
+        before = now
+    assert hands > 300 and moved > 100   # (bets and raises between decisions move the potential)
+
+
+def test_a_checkdown_baseline_outside_zero_to_one_is_refused():
+    with pytest.raises(ValueError, match="checkdown_baseline"):
+        BatchedVecEnv("soko", 2, 4, opponents=[CallAgent()], checkdown_baseline=-0.5)
 
 
 def _trajectory(env, steps: int = 40) -> np.ndarray:
@@ -460,6 +519,27 @@ def test_the_episode_monitor_gives_vec_monitors_infos():
                 assert type(info["episode"]["r"]) is type(info2["episode"]["r"])
                 assert abs(info["episode"]["t"] - info2["episode"]["t"]) < 1.0
     assert episodes > 100 and envs[0].episode_count == envs[1].episode_count == episodes
+
+
+def test_with_the_checkdown_baseline_the_episode_monitor_reports_the_hands_payoffs():
+    from train.vec import EpisodeMonitor
+
+    plain, shaped = (EpisodeMonitor(BatchedVecEnv("soko", 2, 32, seed=5, opponents=POOL,
+                                                  checkdown_baseline=c))
+                     for c in (0.0, 1.0))
+    plain.reset(), shaped.reset()
+    policy = _random_policy(np.random.default_rng(5))
+    episodes = 0
+    for _ in range(60):
+        actions = policy(plain.unwrapped.action_masks())
+        (_, rewards, dones, infos), (_, shaped_rewards, _, shaped_infos) = (plain.step(actions),
+                                                                             shaped.step(actions))
+        assert not np.array_equal(rewards, shaped_rewards)
+        for i in np.flatnonzero(dones):
+            assert shaped_infos[i]["episode"]["r"] == infos[i]["episode"]["r"] == rewards[i]
+            assert shaped_infos[i]["hand_reward"] == rewards[i] and "hand_reward" not in infos[i]
+            episodes += 1
+    assert episodes > 100
 
 
 def test_a_training_run_with_snapshots_and_a_hand_by_hand_opponent(tmp_path):

@@ -86,6 +86,7 @@ def test_sections_are_typed_dataclasses():
     ({"run": {"total_timesteps": 0}}, "run.total_timesteps must be at least 1"),
     ({"ppo": {"device": "gpu"}}, "ppo.device must be auto, cpu, cuda, cuda:N or mps, not 'gpu'"),
     ({"ppo": {"env_threads": 0}}, "ppo.env_threads must be at least 1, not 0"),
+    ({"ppo": {"checkdown_baseline": 2.5}}, "ppo.checkdown_baseline is a weight from 0 to 2, not 2.5"),
     ({"opponents": {"self_play": {"every": 10, "weight": 0.5, "lbr": 0.6}}},
      "opponents.self_play.lbr must be from 0 to 1 - self_play.weight (0.5), not 0.6"),
     ({"opponents": {"self_play": {"lbr": 0.1}}}, "opponents.self_play.lbr needs snapshots to respond to"),

@@ -130,7 +130,8 @@ class BatchedVecEnv(VecEnv):
     def __init__(self, rules: Rules | str, num_players: int, n: int, *,
                  observation_features: Sequence[str] = (), opponents: Sequence[Any] | None = None,
                  opponent_weights: Sequence[float] | None = None, seed: int = 0, threads: int = 1,
-                 observe_every_seat: bool = False, same_table: float = 0.0) -> None:
+                 observe_every_seat: bool = False, same_table: float = 0.0,
+                 checkdown_baseline: float = 0.0) -> None:
         self.rules = rules = get_rules(rules)
         if type(n) is not int or n < 1:
             raise ValueError(f"a BatchedVecEnv needs at least one hand slot, not {n!r}")
@@ -141,6 +142,9 @@ class BatchedVecEnv(VecEnv):
         if not 0 <= same_table <= 1:
             raise ValueError(f"same_table is a share of hands from 0 to 1, not {same_table!r}")
         self.same_table = float(same_table)
+        if not 0 <= checkdown_baseline <= 2:
+            raise ValueError(f"checkdown_baseline is a weight from 0 to 2, not {checkdown_baseline!r}")
+        self.checkdown_baseline = float(checkdown_baseline)
         self.big_bet = rules.big_bet
         size = self.game.observations.shape[1]
         super().__init__(n, spaces.Box(0.0, 1.0, (size,), np.float32), spaces.Discrete(self.game.num_actions))
@@ -152,6 +156,7 @@ class BatchedVecEnv(VecEnv):
         self._vpip = np.zeros(n, dtype=bool)
         self._illegal = np.zeros(n, dtype=np.int64)
         self._last_obs = np.zeros((n, size), dtype=np.float32)
+        self._potential = np.zeros(n)   # the check-down baseline at each slot's decision (big bets)
         self._seed = seed
         self._rng = np.random.default_rng(seed)
         self._actions: np.ndarray | None = None
@@ -416,6 +421,7 @@ class BatchedVecEnv(VecEnv):
         dones = np.zeros(self.num_envs, dtype=bool)
         self._play_opponents(rewards, dones, [{} for _ in range(self.num_envs)])
         self.reset_infos = [{} for _ in range(self.num_envs)]
+        self._potential = self._checkdown()
         self._last_obs = self.game.observations.copy()
         return self._last_obs
 
@@ -440,10 +446,31 @@ class BatchedVecEnv(VecEnv):
         if len(ended):
             self._finish(ended, rewards, dones, infos)
         self._play_opponents(rewards, dones, infos)
+        if self.checkdown_baseline:
+            for i in dones.nonzero()[0].tolist():   # the hand's own reward, for the statistics
+                infos[i]["hand_reward"] = float(rewards[i])
+            # Potential-based shaping (Ng et al. 1999): a step earns the change of the potential,
+            # and a hand's last step gives back its decision's potential, so a hand's rewards sum
+            # to its payoff minus the potential of its first decision, and each decision's return
+            # to go is its payoff minus its own potential: a baseline (the learner's action never
+            # changes it, the policy gradient stays unbiased) that knows the cards still to come.
+            now = self._checkdown()
+            rewards += (np.where(dones, 0.0, now) - self._potential).astype(np.float32)
+            self._potential = now
         # The array handed out is kept as the learner's last observation (SB3 copies, never
         # writes it): a finished hand's terminal_observation is its row.
         self._last_obs = g.observations.copy()
         return self._last_obs, rewards, dones, infos
+
+    def _checkdown(self) -> np.ndarray:
+        """The check-down baseline at every slot's decision (0 when off): ``checkdown_baseline``
+        times the learner's payoff in big bets if everyone still in checked or called to the end
+        with the real cards still to come (the core's ``checkdown_payoffs``). Only training's
+        rewards read it; no observation holds it."""
+        if not self.checkdown_baseline:
+            return np.zeros(self.num_envs)
+        payoffs = self.game.checkdown_payoffs()
+        return self.checkdown_baseline * payoffs[np.arange(self.num_envs), self.learner_seat] / self.big_bet
 
     def action_masks(self) -> np.ndarray:
         """The learner's legal ids in every slot, bool (N, actions)."""
@@ -487,7 +514,7 @@ class BatchedVecEnv(VecEnv):
 
 
 def make_batched_vec_env(env_cfg, *, n_envs: int, seed: int = 0, threads: int = 1,
-                         same_table: float = 0.0) -> VecMonitor:
+                         same_table: float = 0.0, checkdown_baseline: float = 0.0) -> VecMonitor:
     """``EpisodeMonitor(BatchedVecEnv)`` for a config's ``env`` table (``train.config.EnvConfig``),
     the core stepping on ``threads`` threads (``ppo.env_threads``); ``same_table``: the share
     of hands at a table of copies (``opponents.same_table``)."""
@@ -496,4 +523,5 @@ def make_batched_vec_env(env_cfg, *, n_envs: int, seed: int = 0, threads: int = 
 
     return EpisodeMonitor(BatchedVecEnv(rules, env_cfg.players, n_envs,
                                     observation_features=env_cfg.observation_features, seed=seed,
-                                    threads=threads, same_table=same_table))
+                                    threads=threads, same_table=same_table,
+                                    checkdown_baseline=checkdown_baseline))

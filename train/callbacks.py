@@ -418,7 +418,7 @@ class PokerStats(BaseCallback):
             self.illegal += int(info.get("illegal_actions", 0))
             self.aggressive += actions.get("bet", 0) + actions.get("raise", 0) + actions.get("complete", 0)
             self.calls += actions.get("call", 0)
-            self.payoff_bb += float(rewards[i])
+            self.payoff_bb += float(info.get("hand_reward", rewards[i]))   # (unshaped)
         return True
 
     def _on_rollout_end(self) -> None:

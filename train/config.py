@@ -181,6 +181,12 @@ class PPOConfig:
     # the one training env; opponents in batches, those without a batched form hand by hand).
     n_envs: int = 1
     torch_threads: int = 1         # torch's threads (and the opponents' NumPy passes')
+    # A baseline for the learner's returns that knows the cards still to come: each decision's
+    # return counts from its payoff if every player still in checked or called to the end with
+    # the real deck, times this weight (0: off). Potential-based shaping, so the policy gradient
+    # stays unbiased and the policy never sees it; it takes the cards' luck out of the returns
+    # of the hands that are played on (docs/training.md). Heads-up and multiway alike.
+    checkdown_baseline: float = 0.0
     # Threads the compiled core splits each step's hands (and its tag and equity opponents'
     # decisions) over; they sleep while torch works, so 2 on a 2-core machine.
     env_threads: int = 1
@@ -419,6 +425,8 @@ def _check_ranges(cfg: Config) -> None:
     need(ppo.clip_range > 0, f"ppo.clip_range must be positive, not {ppo.clip_range}")
     need(all(n >= 1 for n in ppo.net_arch), f"ppo.net_arch sizes must be at least 1, not {ppo.net_arch}")
     need(ppo.torch_threads >= 1, f"ppo.torch_threads must be at least 1, not {ppo.torch_threads}")
+    need(0 <= ppo.checkdown_baseline <= 2,
+         f"ppo.checkdown_baseline is a weight from 0 to 2, not {ppo.checkdown_baseline}")
     need(ppo.env_threads >= 1, f"ppo.env_threads must be at least 1, not {ppo.env_threads}")
     need(re.fullmatch(r"(auto|cpu|cuda|mps)(:\d+)?", ppo.device) is not None,
          f"ppo.device must be auto, cpu, cuda, cuda:N or mps, not {ppo.device!r}")

@@ -148,7 +148,8 @@ def training_env(cfg: Config, *, seed: int | None = None):
     from train.batched_vec import make_batched_vec_env
 
     return make_batched_vec_env(cfg.env, n_envs=cfg.ppo.n_envs, seed=cfg.run.seed if seed is None else seed,
-                                threads=cfg.ppo.env_threads, same_table=cfg.opponents.same_table)
+                                threads=cfg.ppo.env_threads, same_table=cfg.opponents.same_table,
+                                checkdown_baseline=cfg.ppo.checkdown_baseline)
 
 
 class RunFinished(Exception):

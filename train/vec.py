@@ -35,6 +35,9 @@ class EpisodeMonitor(VecMonitor):
             for i, episode_return, episode_length in zip(ended.tolist(), self.episode_returns[ended],
                                                          self.episode_lengths[ended]):
                 info = infos[i].copy()
+                # the hand's own reward where the env shapes the steps' (ppo.checkdown_baseline)
+                if "hand_reward" in info:
+                    episode_return = type(episode_return)(info["hand_reward"])
                 episode_info = {"r": episode_return, "l": episode_length, "t": now}
                 for key in self.info_keywords:
                     episode_info[key] = info[key]
