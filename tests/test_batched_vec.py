@@ -276,7 +276,7 @@ def test_the_checkdown_baseline_shapes_rewards_only(game, players):
     assert hands > 300 and moved > 100   # (bets and raises between decisions move the potential)
 
 
-def test_a_checkdown_baseline_outside_zero_to_one_is_refused():
+def test_a_checkdown_baseline_outside_zero_to_two_is_refused():
     with pytest.raises(ValueError, match="checkdown_baseline"):
         BatchedVecEnv("soko", 2, 4, opponents=[CallAgent()], checkdown_baseline=-0.5)
 

@@ -517,7 +517,8 @@ def make_batched_vec_env(env_cfg, *, n_envs: int, seed: int = 0, threads: int = 
                          same_table: float = 0.0, checkdown_baseline: float = 0.0) -> VecMonitor:
     """``EpisodeMonitor(BatchedVecEnv)`` for a config's ``env`` table (``train.config.EnvConfig``),
     the core stepping on ``threads`` threads (``ppo.env_threads``); ``same_table``: the share
-    of hands at a table of copies (``opponents.same_table``)."""
+    of hands at a table of copies (``opponents.same_table``); ``checkdown_baseline``: the
+    weight of the check-down baseline in the rewards (``ppo.checkdown_baseline``)."""
     rules = get_rules(env_cfg.game, **env_cfg.rule_overrides())
     from train.vec import EpisodeMonitor
 

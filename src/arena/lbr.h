@@ -372,8 +372,6 @@ struct LbrTarget {
     if (win_at >= 0) {
       if (context.empty()) throw std::logic_error("LbrTarget: set_context before policies");
       if (h.street == 0) memo = &first_street_table(context);
-    }
-    if (win_at >= 0) {
       std::vector<int> key = public_key(h, seat);
       if (key != wc.key) {
         wc.key = std::move(key);
