@@ -114,11 +114,22 @@ def champion_for(rules, players: int = 2) -> str | None:
 
 
 def bind_spec(spec, rules, players: int = 2):
-    """A bare ``champion`` made the champion of the game being played (``champion:GAME``),
-    where one ships; any other spec unchanged. Harnesses that know the game call it."""
-    if isinstance(spec, str) and spec.strip() == "champion":
-        return champion_for(rules, players) or spec
-    return spec
+    """A ``champion`` that names no game made the champion of the game being played
+    (``champion:GAME``), where one ships, its options kept (``champion:deterministic=false`` ->
+    ``champion:soko,deterministic=false``); any other spec unchanged. Harnesses that know the
+    game call it."""
+    if not isinstance(spec, str):
+        return spec
+    name, colon, rest = spec.strip().partition(":")
+    if name.strip() != "champion":
+        return spec
+    items = [item.strip() for item in rest.split(",")] if colon and rest.strip() else []
+    if any("=" not in item or item.partition("=")[0].strip() == "game" for item in items):
+        return spec   # it names its game (or is malformed: parse_spec says so)
+    bound = champion_for(rules, players)
+    if bound is None:
+        return spec
+    return ",".join([bound, *items])
 
 
 def _champion_factory(*, game: str = "soko", deterministic: bool = True) -> Agent:
@@ -217,6 +228,10 @@ def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
     name, _, rest = spec.strip().partition(":")
     name = name.strip()
     if name not in AGENTS:
+        head = name.partition(",")[0].strip()
+        if head in AGENTS:   # "champion,deterministic=false": the options without their colon
+            raise ValueError(f"agent {spec.strip()!r}: options follow a colon, as in "
+                             f"{head}:{name.partition(',')[2].strip()}")
         raise ValueError(f"unknown agent {name!r}; valid agents: {', '.join(AGENTS)} (e.g. {_EXAMPLES})")
     valid = _options(name)
     positional = AGENTS[name][2]

@@ -212,6 +212,8 @@ def test_specs_make_the_named_agents():
     ("ppo", ["needs path", "ppo:PATH"]),
     ("ppo:x.zip,greedy=1", ["unknown option 'greedy'", "deterministic (bool, default True)"]),
     ("", ["non-empty"]),
+    ("champion,deterministic=false", ["options follow a colon", "champion:deterministic=false"]),
+    ("equity,samples=5", ["options follow a colon", "equity:samples=5"]),
 ])
 def test_bad_specs_are_clear_errors(spec, words):
     with pytest.raises(ValueError) as info:

@@ -7,7 +7,17 @@ from __future__ import annotations
 import pytest
 
 from agents.agent_file import check_model, model_info
-from agents.registry import CHAMPIONS, CHAMPIONS_DIR, champion_path, check_spec, shipped_champions
+from agents.registry import (
+    CHAMPIONS,
+    CHAMPIONS_DIR,
+    bind_spec,
+    champion_path,
+    check_spec,
+    display_name,
+    make_agent,
+    parse_spec,
+    shipped_champions,
+)
 from arena.match import play_match
 from envs.engine.rules import get_rules
 
@@ -45,3 +55,22 @@ def test_a_bare_champion_is_the_champion_of_the_game_played():
         result = play_match(preset, ["champion"] + ["random"] * (players - 1), hands=12, seed=0)
         assert "champion" in result.estimates          # keyed by the spec as given
     assert model_info(champion_path("soko")).rules == get_rules("soko")
+
+
+def test_a_champion_with_options_and_no_game_is_the_champion_of_the_game_played():
+    # The near-Nash numbers are the sampling policy's (docs/results.md): `champion:deterministic=false`
+    # plays it, and still as the champion of the game at hand.
+    for game in shipped_champions():
+        preset = game.removesuffix("_6max")
+        players = 6 if game.endswith("_6max") else 2
+        bound = bind_spec("champion:deterministic=false,name=mixed", get_rules(preset), players)
+        assert parse_spec(bound) == ("champion", {"game": game, "deterministic": False, "name": "mixed"})
+        agent = make_agent(bound)
+        assert agent.deterministic is False and display_name(agent) == "mixed"
+        assert model_info(agent.path).rules == get_rules(preset)
+    # a spec that names its game is left as it is, whatever the game played
+    assert bind_spec("champion:soko,deterministic=false", get_rules("follow_the_bitch")) == \
+        "champion:soko,deterministic=false"
+    assert bind_spec("champion:game=soko", get_rules("follow_the_bitch")) == "champion:game=soko"
+    result = play_match("soko", ["champion:deterministic=false", "random"], hands=12, seed=0)
+    assert "champion:deterministic=false" in result.estimates   # keyed by the spec as given
