@@ -120,16 +120,15 @@ def bind_spec(spec, rules, players: int = 2):
     game call it."""
     if not isinstance(spec, str):
         return spec
-    name, colon, rest = spec.strip().partition(":")
-    if name.strip() != "champion":
+    try:
+        name, options = parse_spec(spec)
+    except ValueError:
+        return spec   # the harness's check_spec says what is wrong
+    if name != "champion" or "game" in options:
         return spec
-    items = [item.strip() for item in rest.split(",")] if colon and rest.strip() else []
-    if any("=" not in item or item.partition("=")[0].strip() == "game" for item in items):
-        return spec   # it names its game (or is malformed: parse_spec says so)
     bound = champion_for(rules, players)
-    if bound is None:
-        return spec
-    return ",".join([bound, *items])
+    rest = spec.strip().partition(":")[2].strip()
+    return spec if bound is None else ",".join([bound, rest] if rest else [bound])
 
 
 def _champion_factory(*, game: str = "soko", deterministic: bool = True) -> Agent:
