@@ -630,6 +630,40 @@ def test_background_evaluations_log_what_in_process_ones_do(smoke_run, tmp_path)
                for run in runs.values()]
     assert all(torch.equal(weights[0][k], weights[1][k]) for k in weights[0])
     assert not list((runs["true"] / "checkpoints").glob("eval_model*"))   # dropped once played
+    # Nothing of the background process outlives the run: a manager thread still running at
+    # exit can race Python's exit hook into an "OSError: Bad file descriptor" traceback.
+    assert not _executor_threads()
+
+
+def _executor_threads() -> list:
+    import threading
+    from concurrent.futures.process import _ExecutorManagerThread
+
+    return [t for t in threading.enumerate() if isinstance(t, _ExecutorManagerThread)]
+
+
+def test_closing_the_evaluation_ends_one_under_way_at_once(tmp_path):
+    """An evaluation still being played when training stops (Ctrl-C, an error) is dropped: its
+    process is ended, not waited for, and no thread of it is left behind."""
+    import multiprocessing
+    import time
+    from concurrent.futures.process import BrokenProcessPool
+
+    from train.callbacks import Evaluation
+
+    evaluation = Evaluation(smoke(tmp_path, "eval.background=true"), tmp_path)
+    executor = evaluation._executor()
+    job = executor.submit(time.sleep, 120)
+    while not multiprocessing.active_children():
+        time.sleep(0.05)
+    evaluation._pending = (512, job, {}, None, None)
+    start = time.perf_counter()
+    evaluation.close()
+    assert time.perf_counter() - start < 30
+    assert job.done() and not multiprocessing.active_children() and not _executor_threads()
+    assert evaluation._pending is None and evaluation._background is None
+    # ended while running, or cancelled before it began
+    assert job.cancelled() or isinstance(job.exception(timeout=0), BrokenProcessPool)
 
 
 def test_luck_corrected_evaluations_are_the_tournaments_luck_corrected_matches(smoke_run):

@@ -760,11 +760,20 @@ class Evaluation(EveryTimesteps):
         return self._background
 
     def close(self) -> None:
-        """Stop the background process (an evaluation under way is dropped)."""
-        if self._background is not None:
-            self._background.shutdown(wait=False, cancel_futures=True)
-            self._background = None
-            self._pending = None
+        """Stop the background process; an evaluation under way is dropped (its process ended,
+        not waited for). The executor's own thread is joined before this returns: one left
+        running (``shutdown(wait=False)``) races Python's exit hook, which can then print an
+        ``OSError: [Errno 9] Bad file descriptor`` traceback after a finished run (CPython 3.11's
+        ``_ThreadWakeup``, locked in later versions: gh-125451)."""
+        if self._background is None:
+            return
+        executor, self._background = self._background, None
+        running = self._pending is not None and not self._pending[1].done()
+        self._pending = None
+        if running:
+            for process in list((getattr(executor, "_processes", None) or {}).values()):
+                process.terminate()
+        executor.shutdown(wait=True, cancel_futures=True)
 
     def _exploitability(self, spec: str, rules: dict, steps: int) -> dict[str, float]:
         """``eval/br_bb100`` (a learned best response's winnings against the learner, when one
