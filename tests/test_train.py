@@ -645,7 +645,6 @@ def _executor_threads() -> list:
 def test_closing_the_evaluation_ends_one_under_way_at_once(tmp_path):
     """An evaluation still being played when training stops (Ctrl-C, an error) is dropped: its
     process is ended, not waited for, and no thread of it is left behind."""
-    import multiprocessing
     import time
     from concurrent.futures.process import BrokenProcessPool
 
@@ -654,13 +653,14 @@ def test_closing_the_evaluation_ends_one_under_way_at_once(tmp_path):
     evaluation = Evaluation(smoke(tmp_path, "eval.background=true"), tmp_path)
     executor = evaluation._executor()
     job = executor.submit(time.sleep, 120)
-    while not multiprocessing.active_children():
+    while not executor._processes:
         time.sleep(0.05)
+    processes, thread = list(executor._processes.values()), executor._executor_manager_thread
     evaluation._pending = (512, job, {}, None, None)
     start = time.perf_counter()
     evaluation.close()
     assert time.perf_counter() - start < 30
-    assert job.done() and not multiprocessing.active_children() and not _executor_threads()
+    assert job.done() and not any(p.is_alive() for p in processes) and not thread.is_alive()
     assert evaluation._pending is None and evaluation._background is None
     # ended while running, or cancelled before it began
     assert job.cancelled() or isinstance(job.exception(timeout=0), BrokenProcessPool)
