@@ -419,38 +419,6 @@ def test_lbr_keep_answers_each_of_the_newest_snapshots(smoke_run):
         pytest.approx([0.2, 0.1, 0.1, 0.3, 0.3])
 
 
-def test_lbr_deterministic_models_the_snapshots_argmax(smoke_run):
-    from agents.trained import PPOAgent
-    from arena.lbr import LBRAgent
-    from envs.actions import action_mask, apply_action
-    from envs.engine.game import Game
-    from envs.engine.rules import get_rules
-    from train.opponents import build_pool
-
-    _, run_dir = smoke_run
-    snap = PPOAgent(path=str(run_dir / "final_model.zip"), deterministic=False).clone(name="s")
-    rules = get_rules("soko")
-    sampling, _ = build_pool({"tag": 1}, [snap], self_play_weight=0.2, lbr_weight=0.3, seed=0, rules=rules)
-    argmax, _ = build_pool({"tag": 1}, [snap], self_play_weight=0.2, lbr_weight=0.3, seed=0, rules=rules,
-                           lbr_deterministic=True)
-    assert isinstance(argmax[-1], LBRAgent) and isinstance(sampling[-1], LBRAgent)
-    assert argmax[-1].target.deterministic and not sampling[-1].target.deterministic
-    assert not snap.deterministic and not argmax[1].deterministic   # the snapshot itself still samples
-    # What each response models at real decisions: the argmax's one-hot, or the sampling policy.
-    mixed = 0
-    for seed in range(20):
-        game = Game("soko", 2, seed=seed)
-        while not game.is_over:
-            mask = action_mask(game)
-            view = game.view(game.current_player)
-            soft, hard = sampling[-1].target.policy(view, mask), argmax[-1].target.policy(view, mask)
-            assert sorted(hard.tolist()) == [0.0] * (len(hard) - 1) + [1.0]
-            assert int(hard.argmax()) == int(soft.argmax())
-            mixed += soft.max() < 0.999
-            apply_action(game, int(np.flatnonzero(mask)[seed % int(mask.sum())]))
-    assert mixed > 0
-
-
 def test_a_linear_entropy_schedule_falls_from_ent_coef_to_its_end(tmp_path):
     from sb3_contrib import MaskablePPO
 

@@ -115,11 +115,6 @@ class SelfPlayConfig:
     lbr: float = 0.0
     lbr_samples: int = 50
     lbr_keep: int = 1
-    # The local best response models the snapshot's most likely action (its argmax: what a ppo:
-    # spec plays unless deterministic=false, and what arena.exploit measures by default) instead
-    # of its sampling policy; the learner's own sampled actions then narrow its range only where
-    # they are the argmax's (docs/training.md).
-    lbr_deterministic: bool = False
     # Share of hands against the exact best response (arena.exact, both seats) to the newest
     # snapshot's sampling policy, computed at every snapshot; the games the exact solver
     # enumerates (soko_mini) only. The learner then climbs its value against a best response
