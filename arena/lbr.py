@@ -626,10 +626,11 @@ class BatchedLBR:
         plays in, from the other seat): keep the likelihood of each action for every card the
         local best response cannot see.
 
-        Two spots cost no forward pass. A fold ends the (heads-up) hand, so its likelihood
-        would never be read. Right after a bet or raise of the local best response, the spot is
-        the one :meth:`act` weighed that bet in: the rows it computed there are these rows (each
-        row is computed on its own, so they are the same floats), read when the cards match."""
+        Some spots cost no forward pass. A fold, or a check or call that ends the hand, leaves
+        the local best response no decision, so its likelihood would never be read. Right after a
+        bet or raise of the local best response, the spot is the one :meth:`act` weighed that bet
+        in: the rows it computed there are these rows (each row is computed on its own, so they
+        are the same floats), read when the cards match."""
         if not len(slots):
             return
         ask, cards = [], []
@@ -644,6 +645,13 @@ class BatchedLBR:
                 continue
             ask.append((int(slot), int(seat), int(action)))
             cards.append(unseen)
+        if ask:   # an action that ends the hand: its likelihood would never be read either
+            from envs import _stud_core
+
+            ends = _stud_core.ends_hand(self.game._core, np.array([a[0] for a in ask], dtype=np.int64),
+                                        np.array([a[2] for a in ask], dtype=np.int64))
+            ask = [a for a, end in zip(ask, ends) if not end]
+            cards = [c for c, end in zip(cards, ends) if not end]
         if not ask:
             return
         probs = self.core.spots(self.game, [a[0] for a in ask], [a[1] for a in ask], np.full(len(ask), -1),

@@ -129,10 +129,11 @@ struct Batch {
     }
     const int n = (int)stale.size();
     // From 4 hands a part (each encodes a first street's win_probability, microseconds; the
-    // kept threads are still spinning in a training step: Workers).
+    // kept threads are still spinning in a training step: Workers), taken two at a time by the
+    // next free thread (a later street's simulation costs far more).
     int parts = std::max(1, std::min(threads, n / 4));
-    workers->run(parts, [&](int t) {
-      for (int j = n * t / parts; j < n * (t + 1) / parts; ++j) write(stale[j]);
+    workers->run_chunks(parts, n, 2, [&](std::ptrdiff_t begin, std::ptrdiff_t end) {
+      for (std::ptrdiff_t j = begin; j < end; ++j) write(stale[j]);
     });
   }
 
@@ -254,11 +255,14 @@ struct Batch {
   // hand given an illegal action, or -1 (that hand is left as it was; the others moved on).
   int step(const int64_t* a) {
     check_bound();
-    // The hands are independent: split them over the threads, each writing its rows.
+    // The hands are independent (each slot has its own generator): split them over the
+    // threads, each writing its rows, in pieces of 16 taken by the next free thread (a hand
+    // that ends deals and encodes a new one; a later street's observation simulates).
     int parts = std::max(1, std::min(threads, size / 64));
-    std::vector<int> bads(parts, -1);
-    workers->run(parts, [&](int t) {
-      bads[t] = step_range(a, (int)((long)size * t / parts), (int)((long)size * (t + 1) / parts));
+    constexpr int CHUNK = 16;
+    std::vector<int> bads((size + CHUNK - 1) / CHUNK, -1);
+    workers->run_chunks(parts, size, CHUNK, [&](std::ptrdiff_t begin, std::ptrdiff_t end) {
+      bads[begin / CHUNK] = step_range(a, (int)begin, (int)end);
     });
     for (int b : bads)
       if (b >= 0) return b;

@@ -13,6 +13,7 @@
 #include <stdexcept>
 #include <string>
 #include <tuple>
+#include <unordered_map>
 #include <vector>
 
 #include "agents/equity.h"
@@ -405,9 +406,9 @@ PYBIND11_MODULE(_stud_core, m) {
              bool* ta = to_act.mutable_data();
              {
                py::gil_scoped_release release;
-               // Spread over the batch's threads by hand slot (slot % parts): the spots of one
-               // slot share its win cache, so they stay on one thread, in order; the values do
-               // not depend on the split (win_probability is seeded by the spot).
+               // Spread over the batch's threads by hand slot: the spots of one slot share its
+               // win cache, so they stay together on one thread, in order; the values do not
+               // depend on the split (win_probability is seeded by the spot).
                std::vector<py::ssize_t> start(q + 1, 0);
                int64_t most = 0;
                for (py::ssize_t i = 0; i < q; ++i) {
@@ -417,18 +418,42 @@ PYBIND11_MODULE(_stud_core, m) {
                if ((int64_t)t.cache.size() < most) t.cache.resize(most);   // before any thread touches it
                const int parts = (int)std::max<py::ssize_t>(1, std::min<py::ssize_t>(b.threads, q));
                if (q > 0 && t.win_at >= 0) t.set_context(*b.hands[slots.data()[0]].r);
-               b.workers->run(parts, [&](int part) {
+               // Each slot's group taken by the next free thread: the spots' costs differ a
+               // hundredfold (a cached street, or a simulation for every card), and a fixed
+               // split (slot % threads) left one thread waiting for the other.
+               std::vector<std::vector<py::ssize_t>> groups;
+               {
+                 std::unordered_map<int64_t, size_t> group_of;
                  for (py::ssize_t i = 0; i < q; ++i) {
-                   if (slots.data()[i] % parts != part) continue;
+                   auto [it, fresh] = group_of.emplace(slots.data()[i], groups.size());
+                   if (fresh) groups.emplace_back();
+                   groups[it->second].push_back(i);
+                 }
+               }
+               b.workers->run_chunks(parts, (std::ptrdiff_t)groups.size(), 1, [&](std::ptrdiff_t g, std::ptrdiff_t) {
+                 for (py::ssize_t i : groups[g])
                    ta[i] = t.policies(b.hands[slots.data()[i]], (int)slots.data()[i], (int)seats.data()[i],
                                       (int)actions.data()[i], cards.data() + start[i], (int)counts.data()[i],
                                       o + start[i] * t.num_actions);
-                 }
                });
              }
              return py::make_tuple(out, to_act);
            }, py::arg("batch"), py::arg("slots"), py::arg("seats"), py::arg("actions"), py::arg("cards"),
            py::arg("counts"));
+
+  // Whether action ids[i] ends hand slots[i] (played on a copy; the hands are left as they are):
+  // local best response keeps no likelihood of a target's action after which it never decides.
+  m.def("ends_hand", [](const PyBatch& b, Ints slots, Ints actions) {
+    const py::ssize_t q = slots.size();
+    if (actions.size() != q) throw std::invalid_argument("ends_hand: one action per slot");
+    py::array_t<bool> out(q);
+    for (py::ssize_t i = 0; i < q; ++i) {
+      Hand h = b.hand((int)slots.data()[i]);
+      if (!h.apply((int)actions.data()[i])) throw std::invalid_argument("ends_hand: the action is not legal there");
+      out.mutable_data()[i] = h.over;
+    }
+    return out;
+  }, py::arg("batch"), py::arg("slots"), py::arg("actions"));
 
   // What local best response reads of hand `slot` at its decision as `seat`: (its face-down
   // cards, every seat's face-up cards, the pot, its chips to call, its chips in this round, the
@@ -566,21 +591,22 @@ PYBIND11_MODULE(_stud_core, m) {
     {
       py::gil_scoped_release release;
       const int parts = (int)std::max<size_t>(1, std::min<size_t>((size_t)b.threads, q));
-      b.workers->run(parts, [&](int part) {
+      // Each query taken by the next free thread (their costs differ: a few deals on the last
+      // street, hundreds before it).
+      b.workers->run_chunks(parts, (std::ptrdiff_t)q, 1, [&](std::ptrdiff_t begin, std::ptrdiff_t) {
+        const size_t i = (size_t)begin;
         std::vector<int64_t> picked, future;
-        for (size_t i = part; i < q; i += parts) {
-          const int64_t* f = given[i];
-          if (u[i]) {
-            const py::ssize_t p = (py::ssize_t)candidates[i].size();
-            picked.resize((size_t)rows[i] * ks[i]);
-            smallest_k(u[i], rows[i], p, ks[i], picked.data());
-            future.resize(picked.size());
-            for (size_t j = 0; j < picked.size(); ++j) future[j] = candidates[i][picked[j]];
-            f = future.data();
-          }
-          shares[i] = showdown_shares(mines[i], their_ups[i], candidates[i], f, rows[i], ks[i], mine_to_come[i],
-                                      wild_mask, opts);
+        const int64_t* f = given[i];
+        if (u[i]) {
+          const py::ssize_t p = (py::ssize_t)candidates[i].size();
+          picked.resize((size_t)rows[i] * ks[i]);
+          smallest_k(u[i], rows[i], p, ks[i], picked.data());
+          future.resize(picked.size());
+          for (size_t j = 0; j < picked.size(); ++j) future[j] = candidates[i][picked[j]];
+          f = future.data();
         }
+        shares[i] = showdown_shares(mines[i], their_ups[i], candidates[i], f, rows[i], ks[i], mine_to_come[i],
+                                    wild_mask, opts);
       });
     }
     py::list out;

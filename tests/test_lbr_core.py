@@ -4,6 +4,8 @@ the Python reference (``engine="python"``) decision for decision on seeded hands
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 import pytest
 
@@ -143,8 +145,8 @@ def test_the_batched_envs_lbr_plays_the_hand_by_hand_lbrs_hands():
     # the same hands, decisions and rewards.
     from train.batched_vec import BatchedVecEnv
 
-    # The core's LbrTarget.policies is spread over the batch's threads by slot (1 and 3 here):
-    # the same decisions either way.
+    # The core's LbrTarget.policies is spread over the batch's threads, each slot's spots taken
+    # by the next free thread (1 and 3 here): the same decisions either way.
     target = _model(FEATURES, seed=8)
     runs = {}
     for engine, threads in (("python", 1), ("auto", 1), ("auto", 3)):
@@ -342,3 +344,43 @@ def test_many_hands_roll_outs_in_one_call_are_each_hands_own(threads):
         assert np.array_equal(shares, expected)
     with pytest.raises(ValueError, match="one hand, face-up list"):
         showdown_shares_many(game, [[1]], [], [], [], [], [], [])
+
+
+def test_ends_hand_says_which_actions_end_the_hand_and_leaves_it_as_it_is():
+    # BatchedLBR.observe keeps no likelihood of a target's action that ends the hand (it is
+    # never read): the core's ends_hand must say exactly when the reference Game's hand is over
+    # after the action, in every spot of random hands, and leave the batch's hand untouched.
+    from envs import _stud_core
+
+    rules = get_rules("soko")
+    n = 16
+    game = BatchedGame(rules, 2, n, auto_reset=False)
+    game.reset(seeds=np.arange(n, dtype=np.uint64) + 40)
+    refs = []
+    for slot in range(n):
+        state = game.state(slot)
+        refs.append(Game(rules, 2, deck=state["deck"], button=state["button"],
+                         stacks=state["starting_stacks"]))
+    rng = np.random.default_rng(2)
+    ended = {False: 0, True: 0}
+    while any(not r.is_over for r in refs):
+        actions = np.full(n, -1, dtype=np.int64)
+        for slot, ref in enumerate(refs):
+            if ref.is_over:
+                continue
+            legal = np.flatnonzero(action_mask(ref))
+            ids = np.array(legal, dtype=np.int64)
+            before = repr(game.state(slot))
+            got = _stud_core.ends_hand(game._core, np.full(len(ids), slot, dtype=np.int64), ids)
+            assert repr(game.state(slot)) == before
+            for a, end in zip(legal.tolist(), got.tolist()):
+                after = copy.deepcopy(ref)
+                apply_action(after, a)
+                assert end == after.is_over, (slot, a)
+                ended[end] += 1
+            actions[slot] = rng.choice(legal)
+            apply_action(ref, int(actions[slot]))
+        game.step(actions)
+    assert ended[True] > 20 and ended[False] > 50
+    with pytest.raises(ValueError, match="not legal"):
+        _stud_core.ends_hand(game._core, np.array([0]), np.array([1]))   # the hand is over

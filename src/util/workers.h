@@ -2,7 +2,9 @@
 // equity agent's decisions). Generic: it knows nothing of poker.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
+#include <cstddef>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -71,6 +73,26 @@ class Workers {
     if (mine) std::rethrow_exception(mine);
     std::lock_guard<std::mutex> lock(st.m);
     if (st.error) { auto e = st.error; st.error = nullptr; std::rethrow_exception(e); }
+  }
+
+  // fn(begin, end) over [0, count) in pieces of `chunk`, each piece taken by the next free one
+  // of `parts` threads: for work whose pieces cost unevenly (a fixed split leaves one thread
+  // waiting for the other). The pieces' results must not depend on which thread runs them.
+  void run_chunks(int parts, std::ptrdiff_t count, std::ptrdiff_t chunk,
+                  const std::function<void(std::ptrdiff_t, std::ptrdiff_t)>& fn) {
+    if (count <= 0) return;
+    chunk = std::max<std::ptrdiff_t>(1, chunk);
+    const std::ptrdiff_t pieces = (count + chunk - 1) / chunk;
+    parts = (int)std::max<std::ptrdiff_t>(1, std::min<std::ptrdiff_t>(parts, pieces));
+    if (parts == 1) {
+      for (std::ptrdiff_t k = 0; k < pieces; ++k) fn(k * chunk, std::min(count, (k + 1) * chunk));
+      return;
+    }
+    std::atomic<std::ptrdiff_t> next{0};
+    run(parts, [&](int) {
+      for (std::ptrdiff_t k; (k = next.fetch_add(1, std::memory_order_relaxed)) < pieces;)
+        fn(k * chunk, std::min(count, (k + 1) * chunk));
+    });
   }
 
  private:
