@@ -39,6 +39,7 @@ training repeats those steps. ``--resume`` of a finished run says so and exits w
 from __future__ import annotations
 
 import argparse
+import gc
 import random
 import shlex
 import signal
@@ -312,6 +313,12 @@ def main(cfg: Config, *, resume: str | Path | None = None, command: Sequence[str
         # Tune trial runs in another: Ray stops it its own way).
         in_main = threading.current_thread() is threading.main_thread()
         previous_term = signal.signal(signal.SIGTERM, _terminate) if in_main else None
+        # Python's cycle collector every 20,000 allocations instead of 700: a rollout allocates
+        # hundreds of thousands of short-lived objects, nearly none in cycles, and the default
+        # spent about 1% of a default run's wall time collecting (docs/results.md, "Training
+        # throughput"). Put back when training ends.
+        thresholds = gc.get_threshold()
+        gc.set_threshold(20_000, *thresholds[1:])
         try:
             if remaining > 0:
                 # The env was reset above (restart_hands, or the resume): learn goes on from there.
@@ -326,6 +333,7 @@ def main(cfg: Config, *, resume: str | Path | None = None, command: Sequence[str
                   f"(continue with --resume {run_dir})", file=sys.stderr, flush=True)
             raise
         finally:
+            gc.set_threshold(*thresholds)
             if in_main:
                 signal.signal(signal.SIGTERM, previous_term)
 
