@@ -113,6 +113,29 @@ def test_evaluations_do_not_change_what_a_run_learns(smoke_run, tmp_path):
     assert all(torch.equal(with_eval[k], without[k]) for k in with_eval)
 
 
+def test_training_collects_cycles_less_often_and_puts_the_thresholds_back(tmp_path, monkeypatch):
+    """learn runs with the cycle collector's first threshold at 20,000; the process's thresholds
+    are as they were once main returns."""
+    import gc
+
+    from sb3_contrib import MaskablePPO
+
+    from train.ppo import main
+
+    seen = []
+    learn = MaskablePPO.learn
+
+    def recording(self, *args, **kwargs):
+        seen.append(gc.get_threshold())
+        return learn(self, *args, **kwargs)
+
+    monkeypatch.setattr(MaskablePPO, "learn", recording)
+    before = gc.get_threshold()
+    main(smoke(tmp_path, "eval.every=0"), progress=False)
+    assert seen == [(20_000, *before[1:])]
+    assert gc.get_threshold() == before
+
+
 def test_exploitability_evaluations_are_logged_and_change_nothing_learned(smoke_run, tmp_path):
     """A local best response at every evaluation and a learned one (trained by a separate
     program, kept in the run folder) at step 0 and the first evaluation past each br_every: their

@@ -315,10 +315,12 @@ def main(cfg: Config, *, resume: str | Path | None = None, command: Sequence[str
         previous_term = signal.signal(signal.SIGTERM, _terminate) if in_main else None
         # Python's cycle collector every 20,000 allocations instead of 700: a rollout allocates
         # hundreds of thousands of short-lived objects, nearly none in cycles, and the default
-        # spent about 1% of a default run's wall time collecting (docs/results.md, "Training
-        # throughput"). Put back when training ends.
+        # spent about 1% of a default run's wall time collecting (docs/results.md, "The default
+        # config"). The setting is the process's: only from the main thread (not beside other
+        # Ray Tune trials), put back when training ends.
         thresholds = gc.get_threshold()
-        gc.set_threshold(20_000, *thresholds[1:])
+        if in_main:
+            gc.set_threshold(20_000, *thresholds[1:])
         try:
             if remaining > 0:
                 # The env was reset above (restart_hands, or the resume): learn goes on from there.
@@ -333,8 +335,8 @@ def main(cfg: Config, *, resume: str | Path | None = None, command: Sequence[str
                   f"(continue with --resume {run_dir})", file=sys.stderr, flush=True)
             raise
         finally:
-            gc.set_threshold(*thresholds)
             if in_main:
+                gc.set_threshold(*thresholds)
                 signal.signal(signal.SIGTERM, previous_term)
 
         # The final update is the final model: evaluate it, then checkpoint it, then save it.
