@@ -13,7 +13,6 @@
 #include <stdexcept>
 #include <string>
 #include <tuple>
-#include <unordered_map>
 #include <vector>
 
 #include "agents/equity.h"
@@ -422,13 +421,11 @@ PYBIND11_MODULE(_stud_core, m) {
                // hundredfold (a cached street, or a simulation for every card), and a fixed
                // split (slot % threads) left one thread waiting for the other.
                std::vector<std::vector<py::ssize_t>> groups;
-               {
-                 std::unordered_map<int64_t, size_t> group_of;
-                 for (py::ssize_t i = 0; i < q; ++i) {
-                   auto [it, fresh] = group_of.emplace(slots.data()[i], groups.size());
-                   if (fresh) groups.emplace_back();
-                   groups[it->second].push_back(i);
-                 }
+               std::vector<int> group_of(most, -1);   // by slot
+               for (py::ssize_t i = 0; i < q; ++i) {
+                 int& g = group_of[slots.data()[i]];
+                 if (g < 0) { g = (int)groups.size(); groups.emplace_back(); }
+                 groups[g].push_back(i);
                }
                b.workers->run_chunks(parts, (std::ptrdiff_t)groups.size(), 1, [&](std::ptrdiff_t g, std::ptrdiff_t) {
                  for (py::ssize_t i : groups[g])
