@@ -62,7 +62,7 @@ __all__ = ["AgentFileError", "ModelInfo", "FORMAT", "VERSION", "FINAL_MODEL", "F
            "EXTRACTORS", "ACTIVATION_NAMES", "policy_kwargs", "resolve_model", "model_info", "check_model",
            "load_policy", "load_mlp_layers", "save_agent_file", "convert", "rules_to_json", "rules_from_json",
            "layout_sha256",
-           "global_generators_kept", "run_record"]
+           "global_generators_kept", "run_record", "plays_deterministic"]
 
 FORMAT = "stud-arena-agent"
 VERSION = 1
@@ -265,6 +265,21 @@ def run_record(path: Path) -> dict:
                     out[key] = (folder / name).read_text().strip()
             return out
     return {}
+
+
+def plays_deterministic(path: str | Path) -> bool:
+    """How a model plays when its spec does not say: as its training run evaluated it, the
+    config's ``eval.deterministic`` (in an agent file's header, or in the run folder around a
+    zip); its most likely action where nothing says so (a zip from elsewhere). A ValueError of
+    one line when ``path`` names no readable model."""
+    path = resolve_model(path)
+    if _is_agent_file(path):
+        config = (_read_header(path).get("made") or {}).get("config")
+    else:
+        config = run_record(path).get("config")
+    evaluation = config.get("eval") if isinstance(config, dict) else None
+    value = evaluation.get("deterministic", True) if isinstance(evaluation, dict) else True
+    return value if isinstance(value, bool) else True
 
 
 def _run_rules(path: Path):

@@ -53,7 +53,7 @@ import inspect
 from pathlib import Path
 from typing import Any, Callable
 
-from agents.agent_file import FINAL_AGENT, FINAL_MODEL, resolve_model
+from agents.agent_file import FINAL_AGENT, FINAL_MODEL, plays_deterministic, resolve_model
 from agents.base import Agent
 from agents.equity import EquityAgent
 from agents.heuristic import CallAgent, RaiseAgent, RandomAgent, TagAgent
@@ -67,7 +67,8 @@ def _ppo_factory(**options) -> Agent:
     return PPOAgent(**options)
 
 
-def _ppo_signature(*, path: str = "", deterministic: bool = True, trust_pickled_code: bool = False) -> None:
+def _ppo_signature(*, path: str = "", deterministic: bool | None = None,
+                   trust_pickled_code: bool = False) -> None:
     """The options of ``ppo:``; kept here so parsing a spec never imports torch.
     ``trust_pickled_code=true`` loads an SB3 zip through ``MaskablePPO.load``, which runs code
     from the file: only for files you made yourself."""
@@ -131,7 +132,7 @@ def bind_spec(spec, rules, players: int = 2):
     return spec if bound is None else ",".join([bound, rest] if rest else [bound])
 
 
-def _champion_factory(*, game: str = "soko", deterministic: bool = True) -> Agent:
+def _champion_factory(*, game: str = "soko", deterministic: bool | None = None) -> Agent:
     from agents.trained import PPOAgent
 
     return PPOAgent(path=str(champion_path(game)), deterministic=deterministic)
@@ -181,7 +182,9 @@ def _describe_options(name: str) -> str:
     options = _options(name)
     if not options:
         return "none"
-    return ", ".join(f"{k} ({type(v).__name__}, default {v!r})" if v != "" else f"{k} (str, required)"
+    return ", ".join(f"{k} (str, required)" if v == "" else
+                     f"{k} (bool, default: as its training run evaluated it)" if v is None else
+                     f"{k} ({type(v).__name__}, default {v!r})"
                      for k, v in options.items())
 
 
@@ -195,7 +198,7 @@ def _convert(name: str, key: str, text: str, default: Any) -> Any:
     def bad(kind: str) -> ValueError:
         return ValueError(f"option {key}={text!r} of agent {name!r} must be {kind}")
 
-    if isinstance(default, bool):
+    if isinstance(default, bool) or default is None:   # None: a switch whose default the model says
         low = text.strip().lower()
         if low in ("true", "1", "yes", "on"):
             return True
@@ -374,19 +377,26 @@ def display_name(spec) -> str:
 def canonical_spec(spec: str) -> str:
     """One spelling per agent: options in the order of the class's signature, defaults and
     ``name=`` left out, and a ``ppo`` path resolved to its absolute model file (relative or
-    absolute, run folder or ``final_model.zip``: the same model gives the same string).
+    absolute, run folder or ``final_model.zip``: the same model gives the same string);
+    ``deterministic=`` left out where it says what the model plays anyway.
 
     >>> canonical_spec(" equity:raise_edge=0.2,samples=50,call_margin=0.0 ")
     'equity:samples=50,raise_edge=0.2'
     """
     name, options = parse_spec(spec)
     options.pop("name", None)
+    defaults = _options(name)
     if name == "ppo":
         try:
             options["path"] = str(resolve_model(options["path"]).resolve())
+            defaults["deterministic"] = plays_deterministic(options["path"])
         except ValueError:
             options["path"] = str(Path(options["path"]).resolve())
-    defaults = _options(name)
+    if name == "champion":
+        try:
+            defaults["deterministic"] = plays_deterministic(champion_path(options.get("game", "soko")))
+        except ValueError:
+            pass
     positional = AGENTS[name][2]
     items = [(f"{k}=" if k != positional else "") + (str(v).lower() if isinstance(v, bool) else str(v))
              for k, v in sorted(options.items(), key=lambda kv: list(defaults).index(kv[0]))

@@ -298,13 +298,13 @@ class PPOAgent(Agent):
         (so it is not asked: the same numbers, without a forward pass per decision)."""
         return not self.deterministic
 
-    def __init__(self, *, path: str = "", deterministic: bool = True,
+    def __init__(self, *, path: str = "", deterministic: bool | None = None,
                  trust_pickled_code: bool = False) -> None:
         super().__init__()
         if not path:
             raise ValueError("ppo needs a model path: ppo:runs/<run> or ppo:FILE.safetensors")
         self.path = Path(path)
-        self.deterministic = deterministic
+        self._deterministic = deterministic
         self.trust_pickled_code = trust_pickled_code
         self._actor: NumpyActor | TorchActor | None = None
         self._features: tuple[str, ...] = ()
@@ -313,6 +313,22 @@ class PPOAgent(Agent):
         # whole log): a decision asked again (the luck correction's decision terms replay the
         # hand) is not encoded twice.
         self._recent: dict[tuple, np.ndarray] = {}
+
+    @property
+    def deterministic(self) -> bool:
+        """Whether it plays its most likely action (else it samples from its policy): as its
+        spec says, else as its training run evaluated it (``agents.agent_file.plays_deterministic``:
+        a run of ``configs/soko_near_nash_ppo.yaml`` plays the mixture it learned), read from
+        the file the first time it is asked."""
+        if self._deterministic is None:
+            from agents.agent_file import plays_deterministic
+
+            self._deterministic = plays_deterministic(self.path)
+        return self._deterministic
+
+    @deterministic.setter
+    def deterministic(self, value: bool) -> None:
+        self._deterministic = bool(value)
 
     @classmethod
     def from_model(cls, model, *, name: str, deterministic: bool = True) -> PPOAgent:

@@ -346,3 +346,38 @@ def test_an_agent_file_plays_a_match_without_importing_torch(agent_file, tmp_pat
     done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
+
+
+def test_a_model_plays_as_its_run_evaluated_it_unless_its_spec_says(smoke_run, agent_file, tmp_path):
+    import shutil
+
+    import yaml
+
+    from agents.registry import canonical_spec, make_agent
+    from arena.match import play_match
+
+    _, run_dir = smoke_run
+    run = shutil.copytree(run_dir, tmp_path / "run")
+    assert make_agent(f"ppo:{run}").deterministic is True          # the smoke config: the argmax
+    config = yaml.safe_load((run / "config.yaml").read_text())
+    config["eval"]["deterministic"] = False                         # as configs/soko_near_nash_ppo.yaml
+    (run / "config.yaml").write_text(yaml.safe_dump(config))
+    (run / "final_model.safetensors").unlink()                      # the zip, read with its run's config
+    agent = make_agent(f"ppo:{run}")
+    assert agent.deterministic is False and agent.randomises
+    assert make_agent(f"ppo:{run},deterministic=true").deterministic is True
+    assert canonical_spec(f"ppo:{run},deterministic=false") == canonical_spec(f"ppo:{run}")
+    plain = canonical_spec(f"ppo:{run}")
+    assert canonical_spec(f"ppo:{run},deterministic=true") == plain + ",deterministic=true"
+    # The default plays what the spelled-out spec plays, hand for hand; the argmax does not.
+    chips = {spec: play_match("soko", [spec, "call"], hands=400, seed=5).group_results
+             for spec in (f"ppo:{run}", f"ppo:{run},deterministic=false", f"ppo:{run},deterministic=true")}
+    assert np.array_equal(chips[f"ppo:{run}"], chips[f"ppo:{run},deterministic=false"])
+    assert not np.array_equal(chips[f"ppo:{run}"], chips[f"ppo:{run},deterministic=true"])
+    # An agent file carries its run's config in its header; one that says nothing plays the argmax.
+    sampled = _rewrite_header(agent_file, tmp_path / "sampled.safetensors",
+                              lambda h: h["made"].update(config={"eval": {"deterministic": False}}))
+    assert make_agent(f"ppo:{sampled}").deterministic is False
+    assert make_agent(f"ppo:{agent_file}").deterministic is True
+    loose = shutil.copy(run / "final_model.zip", tmp_path / "loose.zip")   # in no run folder
+    assert make_agent(f"ppo:{loose}").deterministic is True

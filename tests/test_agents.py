@@ -210,7 +210,7 @@ def test_specs_make_the_named_agents():
     ("call:aggressive=1", ["unknown option 'aggressive' for agent 'call'", "valid options: none"]),
     ("tag:raise_shift=1.5", ["raise_shift='1.5'", "whole number"]),
     ("ppo", ["needs path", "ppo:PATH"]),
-    ("ppo:x.zip,greedy=1", ["unknown option 'greedy'", "deterministic (bool, default True)"]),
+    ("ppo:x.zip,greedy=1", ["unknown option 'greedy'", "deterministic (bool, default: as its training run"]),
     ("", ["non-empty"]),
     ("champion,deterministic=false", ["options follow a colon", "champion:deterministic=false"]),
     ("equity,samples=5", ["options follow a colon", "equity:samples=5"]),

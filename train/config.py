@@ -200,7 +200,9 @@ class EvalConfig:
     every: int = 0                 # timesteps between evaluations; 0 turns them off
     baselines: list[str] = field(default_factory=lambda: ["random", "call", "raise", "tag"])
     hands: int = 2000              # duplicate hands per baseline
-    deterministic: bool = True     # the learner plays its most likely action (as ppo: agents do)
+    # The learner plays its most likely action (else it samples); its model files then play the same
+    # way as ppo: agents unless a spec says otherwise (agents.agent_file.plays_deterministic).
+    deterministic: bool = True
     workers: int = 1               # tournament processes (the training envs wait meanwhile)
     # Where the evaluation hands are played (arena/batched_play.py): auto, the compiled core,
     # every hand of a match at once, when the agents have batched forms (ppo, the heuristics,
