@@ -355,6 +355,7 @@ def test_a_model_plays_as_its_run_evaluated_it_unless_its_spec_says(smoke_run, a
 
     from agents.registry import canonical_spec, make_agent
     from arena.match import play_match
+    from train.opponents import baseline_opponent
 
     _, run_dir = smoke_run
     run = shutil.copytree(run_dir, tmp_path / "run")
@@ -366,6 +367,9 @@ def test_a_model_plays_as_its_run_evaluated_it_unless_its_spec_says(smoke_run, a
     agent = make_agent(f"ppo:{run}")
     assert agent.deterministic is False and agent.randomises
     assert make_agent(f"ppo:{run},deterministic=true").deterministic is True
+    # A training pool's entry (each model loaded once, then cloned) plays as its spec says too.
+    assert baseline_opponent(f"ppo:{run}", seed=0).deterministic is False
+    assert baseline_opponent(f"ppo:{run},deterministic=true", seed=0).deterministic is True
     assert canonical_spec(f"ppo:{run},deterministic=false") == canonical_spec(f"ppo:{run}")
     plain = canonical_spec(f"ppo:{run}")
     assert canonical_spec(f"ppo:{run},deterministic=true") == plain + ",deterministic=true"

@@ -68,7 +68,7 @@ def baseline_opponent(spec: str, *, seed: int | np.random.SeedSequence, rules=No
     if name == "random" and not options:
         return "random"
     if name == "ppo":
-        key = (options["path"], options.get("deterministic", True))
+        key = (options["path"], options.get("deterministic"))   # None: as the model's run evaluated it
         if key not in _LOADED:
             _LOADED[key] = make_agent(spec)
         agent = _LOADED[key].clone(name=spec.strip())
