@@ -30,11 +30,14 @@ Any other network is run by torch (:class:`TorchActor`). Either way the probabil
 masked softmax of the logits, computed here, and ``tests/test_trained.py`` checks them against
 sb3's own distribution.
 
-**Choice.** Deterministic by default: the most likely legal action (as ``model.predict(...,
-deterministic=True)``). ``ppo:PATH,deterministic=false`` samples from the policy with one
-``rng.random()`` of the agent's generator, which the harness re-seeds before every hand
-(:meth:`agents.base.Agent.reset`). :meth:`PPOAgent.policy` is exactly the distribution
-``act`` draws from (a one-hot for deterministic play), so the luck correction can use it.
+**Choice.** As the model's training run evaluated it (its config's ``eval.deterministic``,
+:func:`agents.agent_file.plays_deterministic`), unless the spec says: the most likely legal
+action (as ``model.predict(..., deterministic=True)``; every config but ``soko_mini_ppo.yaml``
+and ``soko_near_nash_ppo.yaml``, and any zip outside a run folder), or a draw from the policy
+(``ppo:PATH,deterministic=false``) with one ``rng.random()`` of the agent's generator, which
+the harness re-seeds before every hand (:meth:`agents.base.Agent.reset`).
+:meth:`PPOAgent.policy` is exactly the distribution ``act`` draws from (a one-hot for
+deterministic play), so the luck correction can use it.
 
 Torch and sb3-contrib are imported when a model is first loaded; an agent carries its NumPy
 weights when pickled to worker processes.
