@@ -14,8 +14,9 @@ uses) and, in its metadata under ``stud_arena``, a JSON header:
                     by registered name (:data:`EXTRACTORS`) with its JSON ``kwargs``
 ``normalisation``   ``null`` (no run of this project normalises observations)
 ``tensors_sha256``  sha256 over every tensor's name, dtype, shape and bytes
-``made``            how: ``config`` (the resolved training config), ``seed``, ``commit``,
-                    ``steps``, ``command``
+``made``            how: ``config`` (the resolved training config; its ``eval.deterministic``
+                    is how the model plays unless a spec says: :func:`plays_deterministic`),
+                    ``seed``, ``commit``, ``steps``, ``command``
 ==================  ===========================================================================
 
 **Loading never unpickles.** The tensors are read by safetensors (raw little-endian arrays);
