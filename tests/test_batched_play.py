@@ -41,7 +41,7 @@ def test_no_duplicate_deals_too():
 
 
 def test_a_deterministic_model_and_its_local_best_response():
-    model = make_agent("champion:soko")
+    model = make_agent("champion:soko,deterministic=true")
     ref, core = _both("soko", [model, "tag"], hands=200)
     np.testing.assert_array_equal(ref.group_results, core.group_results)
     # The local best response (the core's batched follower) reads the model's policy over its
@@ -90,7 +90,7 @@ def test_the_luck_correction_and_histories_on_the_core_are_the_reference_ones(ga
 
 def test_a_local_best_response_match_with_the_luck_correction_on_the_core():
     """arena.exploit's LBR match (luck-corrected) on the core: the numbers of the reference."""
-    model = make_agent("champion:soko")
+    model = make_agent("champion:soko,deterministic=true")
     ref, core = _both("soko", [LBRAgent(model, samples=20), model], hands=40, luck_correction=True)
     assert ref.estimates == core.estimates and ref.raw_estimates == core.raw_estimates
 
@@ -105,7 +105,7 @@ def test_one_chunk_on_two_threads_plays_what_it_plays_on_one(monkeypatch):
     real = batched_play.play_groups
     monkeypatch.setattr(batched_play, "play_groups",
                         lambda *a, **k: threads.append(k["threads"]) or real(*a, **k))
-    model = make_agent("champion:soko")
+    model = make_agent("champion:soko,deterministic=true")
     for agents in ([LBRAgent(model, samples=20), model], ["equity:samples=30", "tag"]):
         one = play_match("soko", agents, hands=60, seed=4, engine="batched", luck_correction=True)
         two = play_match("soko", agents, hands=60, seed=4, engine="batched", luck_correction=True, workers=2)

@@ -74,3 +74,14 @@ def test_a_champion_with_options_and_no_game_is_the_champion_of_the_game_played(
     assert bind_spec("champion:game=soko", get_rules("follow_the_bitch")) == "champion:game=soko"
     result = play_match("soko", ["champion:deterministic=false", "random"], hands=12, seed=0)
     assert "champion:deterministic=false" in result.estimates   # keyed by the spec as given
+
+
+@pytest.mark.parametrize("game", shipped_champions())
+def test_a_champion_plays_as_its_run_evaluated_it_unless_told(game):
+    path = champion_path(game)
+    evaluated = model_info(path).header["made"]["config"]["eval"].get("deterministic", True)
+    assert make_agent(f"champion:{game}").deterministic is evaluated
+    other = make_agent(f"champion:{game},deterministic={str(not evaluated).lower()}")
+    assert other.deterministic is (not evaluated) and other.path == path
+    if game == "soko":   # configs/soko_near_nash_ppo.yaml ships the mixture it learned
+        assert evaluated is False and make_agent("champion:soko").randomises
