@@ -329,10 +329,6 @@ class PPOAgent(Agent):
             self._deterministic = plays_deterministic(self.path)
         return self._deterministic
 
-    @deterministic.setter
-    def deterministic(self, value: bool) -> None:
-        self._deterministic = bool(value)
-
     @classmethod
     def from_model(cls, model, *, name: str, deterministic: bool = True) -> PPOAgent:
         """The agent of a MaskablePPO model in memory (a snapshot of the learner): its actor is
