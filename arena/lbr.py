@@ -212,17 +212,19 @@ class CoreTargetPolicy:
     when the model is deterministic), many spots in one call. The same probabilities as
     :class:`_TargetPolicy` up to float32 rounding (``tests/test_lbr_core.py``)."""
 
-    def __init__(self, target: Agent, rules: Rules) -> None:
+    def __init__(self, target: Agent, rules: Rules, win_samples: int | None = None) -> None:
         from envs import _stud_core
         from envs.actions import num_actions
         from envs.observation import WIN_EXACT, WIN_SAMPLES, build_layout
 
         self.rules = rules
+        self.win_samples = WIN_SAMPLES if win_samples is None else win_samples   # win_probability's deals
         layers, deterministic = target.core_network()
         layout = build_layout(rules, target.observation_features)
         self.core = _stud_core.LbrTarget(
             layers, deterministic, [(p.name, p.start, p.size) for p in layout],
-            layout.size, rules.max_players, rules.num_streets, num_actions(rules), WIN_SAMPLES, WIN_EXACT)
+            layout.size, rules.max_players, rules.num_streets, num_actions(rules), self.win_samples,
+            WIN_EXACT)
 
     def spots(self, game, slots, seats, actions, candidates: list[np.ndarray]) -> list[np.ndarray | None]:
         """For each spot ``i`` (hand ``slots[i]`` of the ``BatchedGame`` ``game``, after the
@@ -326,15 +328,24 @@ class LBRAgent(Agent):
     """Local best response to ``target`` (an agent or a spec); ``samples`` roll-outs of the
     cards to come per decision before the last street; ``engine``: where the target's policy
     over the range is computed (:data:`ENGINES`; the same decisions either way, up to float32
-    rounding of the network's outputs)."""
+    rounding of the network's outputs). ``win_samples``: the deals of the target's
+    ``win_probability`` piece as this agent computes it when it supposes each card (None: the
+    piece's own ``envs.observation.WIN_SAMPLES``, the target's policy as the target plays it);
+    fewer model the target less exactly for less time (training's
+    ``opponents.self_play.lbr_win_samples``); the core engine only."""
 
-    def __init__(self, target: Agent | str, *, samples: int = 200, engine: str = "auto") -> None:
+    def __init__(self, target: Agent | str, *, samples: int = 200, engine: str = "auto",
+                 win_samples: int | None = None) -> None:
         super().__init__()
         if engine not in ENGINES:
             raise ValueError(f"LBRAgent engine must be one of {', '.join(ENGINES)}, not {engine!r}")
+        if win_samples is not None and (type(win_samples) is not int or win_samples < 1):
+            raise ValueError(f"LBRAgent win_samples is a whole number of deals from 1, or None, "
+                             f"not {win_samples!r}")
         self.target = make_agent(target)
         self.samples = samples
         self.engine = engine
+        self.win_samples = win_samples
         self.name = f"lbr:{display_name(self.target)}"
         self._policy: _TargetPolicy | None = None
         self._core: CoreTargetPolicy | None = None
@@ -371,7 +382,11 @@ class LBRAgent(Agent):
         return BatchedLBR(self, game) if self.uses_core(rules) else None
 
     def recipe(self) -> tuple:
-        """``("lbr", target spec, samples)``; ValueError for a target that has no spec."""
+        """``("lbr", target spec, samples)``; ValueError for a target that has no spec, or for
+        ``win_samples`` set (a training opponent's setting, which the recipe does not carry)."""
+        if self.win_samples is not None:
+            raise ValueError(f"{self.name}: a local best response with win_samples set has no recipe "
+                             "to travel as")
         target = self.target.recipe()
         if not isinstance(target, str):
             raise ValueError(f"the target {display_name(self.target)!r} of a local best response has no spec "
@@ -394,8 +409,11 @@ class LBRAgent(Agent):
                 from envs.batched import BatchedGame
 
                 check_rules(rules)
-                self._core = CoreTargetPolicy(self.target, rules)
+                self._core = CoreTargetPolicy(self.target, rules, self.win_samples)
                 self._mirror = BatchedGame(rules, 2, 1, auto_reset=False)
+        elif self.win_samples is not None:
+            raise ValueError(f"{self.name}: win_samples needs the core engine (a ppo target with a plain "
+                             f"MLP actor, engine 'auto' or 'core'), not engine {self.engine!r}")
         elif self._policy is None or self._policy.rules != rules:
             check_rules(rules)
             self._policy = _TargetPolicy(self.target, rules)
@@ -583,7 +601,7 @@ class BatchedLBR:
         self.game = game
         self.rules = rules
         self.samples = agent.samples
-        self.core = CoreTargetPolicy(agent.target, rules)
+        self.core = CoreTargetPolicy(agent.target, rules, agent.win_samples)
         self._deck = np.zeros(52, dtype=bool)
         self._deck[[int(c) for c in rules.deck]] = True
         self.hands: dict[int, _Hand] = {}

@@ -104,6 +104,50 @@ def test_the_core_policy_is_the_reference_policy_in_every_spot():
             mirror.step([a])
 
 
+def test_a_target_modelled_on_fewer_deals_is_the_reference_on_those_deals(monkeypatch):
+    # win_samples: the core computes each candidate's win_probability on that many deals, as the
+    # target's own encoder would if the piece had that many (the reference with WIN_SAMPLES
+    # patched); streets where the piece is sampled, not enumerated, then give other rows.
+    import envs.observation
+
+    target = _model(FEATURES, seed=8)
+    rules = get_rules("soko")
+    full, few = CoreTargetPolicy(target, rules), CoreTargetPolicy(target, rules, win_samples=4)
+    monkeypatch.setattr(envs.observation, "WIN_SAMPLES", 4)
+    reference = _TargetPolicy(target, rules)
+    mirror = BatchedGame(rules, 2, 1, auto_reset=False)
+    rng = np.random.default_rng(1)
+    differ = 0
+    for seed in range(4):
+        g = Game(rules, 2, seed=seed)
+        mirror.reset(decks=[[int(c) for c in g.deck]], buttons=[g.button])
+        while g.current_player is not None:
+            seat = g.current_player
+            seen = ({int(c) for s in range(2) for c in g.up_cards(s)}
+                    | {int(c) for c in g.hole_cards(1 - seat)})
+            candidates = np.array([c for c in range(52) if c not in seen])
+            got = few.spots(mirror, [0], [seat], [-1], [candidates])[0]
+            assert np.allclose(got, reference(g, seat, candidates), atol=1e-6), (seed, g.street)
+            differ += not np.allclose(got, full.spots(mirror, [0], [seat], [-1], [candidates])[0], atol=1e-6)
+            a = int(rng.choice(np.flatnonzero(action_mask(g))))
+            apply_action(g, a)
+            mirror.step([a])
+    assert differ > 0
+
+
+def test_win_samples_checks_and_refusals():
+    target = _model(FEATURES, seed=9)
+    rules = get_rules("soko")
+    for bad in (0, -3, 2.5, "16"):
+        with pytest.raises(ValueError, match="win_samples is a whole number of deals"):
+            LBRAgent(target, win_samples=bad)
+    with pytest.raises(ValueError, match="win_samples needs the core engine"):
+        LBRAgent(target, engine="python", win_samples=16).warm_up(rules)
+    with pytest.raises(ValueError, match="no recipe to travel as"):
+        LBRAgent("tag", win_samples=16).recipe()
+    assert LBRAgent("tag", samples=30).recipe() == ("lbr", "tag", 30)
+
+
 def test_engine_choice_and_refusals():
     target = _model((), seed=6)
     assert LBRAgent(target).uses_core(get_rules("soko"))

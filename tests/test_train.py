@@ -415,6 +415,18 @@ def test_the_local_best_response_joins_the_pool_against_the_newest_snapshot(smok
     pool, _ = build_pool({"tag": 1}, [new], self_play_weight=0.2, lbr_weight=0.3, seed=0,
                          rules=get_rules("soko"), lbr_engine="python")
     assert pool[-1]._policy is not None and copy.copy(pool[-1])._policy is pool[-1]._policy
+    # lbr_win_samples: the deals of the snapshot's win_probability as the response models it, in
+    # its core target policy and in the batched env's form of it (the default: the piece's own).
+    from arena.lbr import BatchedLBR
+    from envs.batched import BatchedGame
+    from envs.observation import WIN_SAMPLES
+
+    game = BatchedGame(get_rules("soko"), 2, 2)
+    for asked, used in ((16, 16), (None, WIN_SAMPLES)):
+        pool, _ = build_pool({"tag": 1}, [new], self_play_weight=0.2, lbr_weight=0.3, seed=0,
+                             rules=get_rules("soko"), lbr_win_samples=asked)
+        assert pool[-1].win_samples == asked and pool[-1]._core.win_samples == used
+        assert BatchedLBR(pool[-1], game).core.win_samples == used
 
 
 def test_lbr_keep_answers_each_of_the_newest_snapshots(smoke_run):

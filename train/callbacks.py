@@ -188,6 +188,7 @@ class OpponentPool:
                              self_play_weight=self.self_play.weight, seed=self.seed,
                              generation=generation, lbr_weight=self.self_play.lbr,
                              lbr_samples=self.self_play.lbr_samples, lbr_keep=self.self_play.lbr_keep,
+                             lbr_win_samples=self.self_play.lbr_win_samples,
                              responses=[a for _, _, a in self.best_responses],
                              response_weight=self.self_play.exact_br + self.self_play.learned_br)
 

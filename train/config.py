@@ -115,6 +115,10 @@ class SelfPlayConfig:
     lbr: float = 0.0
     lbr_samples: int = 50
     lbr_keep: int = 1
+    # The deals of the snapshot's win_probability piece as the local best response computes it for
+    # each card it supposes the learner holds (null: the piece's own 64, the snapshot's policy
+    # exactly); fewer cost less and model the snapshot less exactly (docs/results.md, issue 25).
+    lbr_win_samples: int | None = None
     # Share of hands against the exact best response (arena.exact, both seats) to the newest
     # snapshot's sampling policy, computed at every snapshot; the games the exact solver
     # enumerates (soko_mini) only. The learner then climbs its value against a best response
@@ -410,6 +414,8 @@ def _check_ranges(cfg: Config) -> None:
     need(1 <= sp.lbr_keep <= max(sp.keep, 1),
          f"opponents.self_play.lbr_keep must be from 1 to self_play.keep ({sp.keep}), not {sp.lbr_keep}")
     need(sp.lbr_samples >= 1, f"opponents.self_play.lbr_samples must be at least 1, not {sp.lbr_samples}")
+    need(sp.lbr_win_samples is None or sp.lbr_win_samples >= 1,
+         f"opponents.self_play.lbr_win_samples must be null or at least 1, not {sp.lbr_win_samples}")
     if sp.lbr > 0:
         need(sp.every > 0, "opponents.self_play.lbr needs snapshots to respond to: set self_play.every")
 

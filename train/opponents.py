@@ -89,11 +89,12 @@ def build_pool(baselines: dict[str, float], snapshots: Sequence[PPOAgent], *,
                self_play_weight: float, seed: int | np.random.SeedSequence,
                rules=None, lbr_weight: float = 0.0, lbr_samples: int = 50,
                lbr_engine: str = "auto", responses: Sequence[Any] = (),
-               response_weight: float = 0.0, lbr_keep: int = 1) -> tuple[list[Any], list[float]]:
+               response_weight: float = 0.0, lbr_keep: int = 1,
+               lbr_win_samples: int | None = None) -> tuple[list[Any], list[float]]:
     """The opponent pool and weights for one env; ``seed`` gives its agents their own streams
     (until the env re-seeds them for their first hand). With ``lbr_weight`` and snapshots, the
     entries ``arena.lbr.LBRAgent`` against each of the newest ``lbr_keep`` snapshots, newest
-    first (their ``engine``: ``lbr_engine``);
+    first (their ``engine``: ``lbr_engine``, their ``win_samples``: ``lbr_win_samples``);
     ``responses`` (agents, exact best responses to snapshots) come last, sharing
     ``response_weight``."""
     seq = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
@@ -112,7 +113,8 @@ def build_pool(baselines: dict[str, float], snapshots: Sequence[PPOAgent], *,
         # the newest snapshot's response draws from the stream it always had; older ones from
         # streams spawned after (so lbr_keep 1 builds the pool it built before the option)
         for target, child in zip(snapshots[::-1], [children[-1], *seq.spawn(lbrs - 1)]):
-            lbr = LBRAgent(target.clone(), samples=lbr_samples, engine=lbr_engine)
+            lbr = LBRAgent(target.clone(), samples=lbr_samples, engine=lbr_engine,
+                           win_samples=lbr_win_samples)
             lbr.reset(child)
             if rules is not None:
                 lbr.warm_up(rules)   # one target policy (its encoder and tables) for every hand's copy

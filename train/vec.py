@@ -83,7 +83,7 @@ class TimedVecEnv(VecEnvWrapper):
 def set_pool(venv: VecEnv, baselines: dict[str, float], snapshots: Sequence, *, self_play_weight: float,
              seed: int, generation: int, lbr_weight: float = 0.0, lbr_samples: int = 50,
              lbr_engine: str = "auto", responses: Sequence = (), response_weight: float = 0.0,
-             lbr_keep: int = 1) -> int:
+             lbr_keep: int = 1, lbr_win_samples: int | None = None) -> int:
     """Give the training env its opponent pool (baselines, snapshots, and best responses to
     them: ``train.opponents.build_pool``), one pool for all its hands
     (``BatchedVecEnv.set_opponents``), with generators drawn from ``(seed, generation)``;
@@ -96,6 +96,7 @@ def set_pool(venv: VecEnv, baselines: dict[str, float], snapshots: Sequence, *, 
                                seed=np.random.SeedSequence(seed, spawn_key=(generation, 0)), rules=rules,
                                lbr_weight=lbr_weight, lbr_samples=lbr_samples,
                                lbr_engine=lbr_engine, responses=responses,
-                               response_weight=response_weight, lbr_keep=lbr_keep)
+                               response_weight=response_weight, lbr_keep=lbr_keep,
+                               lbr_win_samples=lbr_win_samples)
     venv.unwrapped.set_opponents(pool, weights)
     return len(pool)
