@@ -81,27 +81,33 @@ def test_core_lbr_makes_the_python_lbrs_decisions(features, deterministic, activ
                for _, _, r, unseen in core)
 
 
-def test_the_core_policy_is_the_reference_policy_in_every_spot():
-    target = _model(FEATURES, seed=5)
-    rules = get_rules("soko")
-    core, reference = CoreTargetPolicy(target, rules), _TargetPolicy(target, rules)
+def _random_spots(rules, hands: int, seed: int):
+    """Every spot of ``hands`` random hands, as (the reference game, its core mirror, the seat to
+    act, the cards that seat's opponent cannot see); the hand moves on after each one."""
     mirror = BatchedGame(rules, 2, 1, auto_reset=False)
-    rng = np.random.default_rng(0)
-    for seed in range(6):
-        g = Game(rules, 2, seed=seed)
+    rng = np.random.default_rng(seed)
+    for deal in range(hands):
+        g = Game(rules, 2, seed=deal)
         mirror.reset(decks=[[int(c) for c in g.deck]], buttons=[g.button])
         while g.current_player is not None:
             seat = g.current_player
             seen = ({int(c) for s in range(2) for c in g.up_cards(s)}
                     | {int(c) for c in g.hole_cards(1 - seat)})
-            candidates = np.array([c for c in range(52) if c not in seen])
-            got = core.spots(mirror, [0], [seat], [-1], [candidates])[0]
-            assert np.allclose(got, reference(g, seat, candidates), atol=1e-6), (seed, g.street)
-            # Each row on its own: asking fewer cards gives the same floats for those.
-            assert np.array_equal(core.spots(mirror, [0], [seat], [-1], [candidates[::3]])[0], got[::3])
+            yield g, mirror, seat, np.array([c for c in range(52) if c not in seen])
             a = int(rng.choice(np.flatnonzero(action_mask(g))))
             apply_action(g, a)
             mirror.step([a])
+
+
+def test_the_core_policy_is_the_reference_policy_in_every_spot():
+    target = _model(FEATURES, seed=5)
+    rules = get_rules("soko")
+    core, reference = CoreTargetPolicy(target, rules), _TargetPolicy(target, rules)
+    for g, mirror, seat, candidates in _random_spots(rules, hands=6, seed=0):
+        got = core.spots(mirror, [0], [seat], [-1], [candidates])[0]
+        assert np.allclose(got, reference(g, seat, candidates), atol=1e-6), g.street
+        # Each row on its own: asking fewer cards gives the same floats for those.
+        assert np.array_equal(core.spots(mirror, [0], [seat], [-1], [candidates[::3]])[0], got[::3])
 
 
 def test_a_target_modelled_on_fewer_deals_is_the_reference_on_those_deals(monkeypatch):
@@ -115,23 +121,11 @@ def test_a_target_modelled_on_fewer_deals_is_the_reference_on_those_deals(monkey
     full, few = CoreTargetPolicy(target, rules), CoreTargetPolicy(target, rules, win_samples=4)
     monkeypatch.setattr(envs.observation, "WIN_SAMPLES", 4)
     reference = _TargetPolicy(target, rules)
-    mirror = BatchedGame(rules, 2, 1, auto_reset=False)
-    rng = np.random.default_rng(1)
     differ = 0
-    for seed in range(4):
-        g = Game(rules, 2, seed=seed)
-        mirror.reset(decks=[[int(c) for c in g.deck]], buttons=[g.button])
-        while g.current_player is not None:
-            seat = g.current_player
-            seen = ({int(c) for s in range(2) for c in g.up_cards(s)}
-                    | {int(c) for c in g.hole_cards(1 - seat)})
-            candidates = np.array([c for c in range(52) if c not in seen])
-            got = few.spots(mirror, [0], [seat], [-1], [candidates])[0]
-            assert np.allclose(got, reference(g, seat, candidates), atol=1e-6), (seed, g.street)
-            differ += not np.allclose(got, full.spots(mirror, [0], [seat], [-1], [candidates])[0], atol=1e-6)
-            a = int(rng.choice(np.flatnonzero(action_mask(g))))
-            apply_action(g, a)
-            mirror.step([a])
+    for g, mirror, seat, candidates in _random_spots(rules, hands=4, seed=1):
+        got = few.spots(mirror, [0], [seat], [-1], [candidates])[0]
+        assert np.allclose(got, reference(g, seat, candidates), atol=1e-6), g.street
+        differ += not np.allclose(got, full.spots(mirror, [0], [seat], [-1], [candidates])[0], atol=1e-6)
     assert differ > 0
 
 
