@@ -206,6 +206,13 @@ def test_target_replaces_the_opponents():
         load_checked_config("configs/soko_ppo.yaml", overrides=["eval.exploitability=true"])
     with pytest.raises(ConfigError, match="eval.lbr_hands: local best response needs"):
         load_checked_config("configs/follow_the_bitch_ppo.yaml", overrides=["eval.lbr_hands=10"])
+    # The training LBR's cheaper model of its target is the core's: a network the core runs.
+    assert load_checked_config("configs/soko_ppo.yaml", overrides=["opponents.self_play.lbr_win_samples=16"])
+    with pytest.raises(ConfigError, match="lbr_win_samples needs the core .* not card_planes"):
+        load_checked_config("configs/soko_ppo.yaml", overrides=["opponents.self_play.lbr_win_samples=16",
+                                                                "ppo.features_extractor=card_planes"])
+    with pytest.raises(ConfigError, match="lbr_win_samples must be null or at least 1, not 0"):
+        load_checked_config("configs/soko_ppo.yaml", overrides=["opponents.self_play.lbr_win_samples=0"])
 
 
 @pytest.mark.parametrize("activation", ["tanh", "elu"])

@@ -71,6 +71,9 @@ def check_config(cfg: Config) -> None:
             check_rules(rules, cfg.env.players)
         except ValueError as exc:
             raise ConfigError(f"opponents.self_play.lbr: {exc}") from None
+    need(sp.lbr_win_samples is None or cfg.ppo.features_extractor == "flat",
+         "opponents.self_play.lbr_win_samples needs the core to run the snapshots' networks: "
+         f"ppo.features_extractor flat, not {cfg.ppo.features_extractor}")
 
     ev = cfg.eval
     if ev.lbr_hands:
