@@ -677,6 +677,20 @@ def _executor_threads() -> list:
     return [t for t in threading.enumerate() if isinstance(t, _ExecutorManagerThread)]
 
 
+@pytest.mark.skipif(not hasattr(os, "nice"), reason="no process priorities (os.nice) here")
+def test_the_background_evaluation_plays_at_a_lower_priority_than_training(tmp_path):
+    """Its process yields the CPU to training's threads (the same numbers, less wall time)."""
+    from train.callbacks import EVAL_NICENESS, Evaluation
+
+    evaluation = Evaluation(smoke(tmp_path, "eval.background=true"), tmp_path)
+    try:
+        mine = os.nice(0)
+        theirs = evaluation._executor().submit(os.nice, 0).result(timeout=120)
+    finally:
+        evaluation.close()
+    assert theirs == min(mine + EVAL_NICENESS, 19) and (theirs > mine or mine == 19)
+
+
 def test_closing_the_evaluation_ends_one_under_way_at_once(tmp_path):
     """An evaluation still being played when training stops (Ctrl-C, an error) is dropped: its
     process is ended, not waited for, and no thread of it is left behind."""
