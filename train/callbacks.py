@@ -880,8 +880,8 @@ EVAL_NICENESS = 19
 """How much lower the background evaluation process's scheduling priority is than training's
 (``os.nice``): it plays on the CPU time training leaves (the gradient updates leave the core's
 second thread idle), and no longer takes the second core from the rollouts' threads when both
-want it. The default run, the same weights and evaluation numbers: 214.4 s against 230.1 s
-(docs/results.md, "The default config")."""
+want it: the same weights and evaluation numbers in less wall time (docs/results.md, "The default
+config")."""
 
 
 def _one_thread() -> None:
