@@ -49,7 +49,7 @@ import numpy as np
 from agents.base import Agent
 from agents.registry import display_name, make_agent
 from envs.actions import CHECK_CALL, FIRST_BET, FOLD, action_mask, apply_action
-from envs.batched import showdown_shares, showdown_shares_many
+from envs.batched import showdown_shares
 from envs.engine.cards import Card
 from envs.engine.events import ACTION_KINDS, BET_KINDS, EventKind
 from envs.engine.game import Game, PlayerView
@@ -257,6 +257,13 @@ ENGINES = ("auto", "core", "python")
 ``auto`` the core where it applies."""
 
 
+def _total(x: np.ndarray) -> float:
+    """The sum of ``x`` added first to last. NumPy's sums and dot products add in orders of their
+    own (pairwise, by BLAS); the core's local best response (``src/arena/lbr_play.h``) adds in
+    this one, so both compare the same floats and make the same decisions."""
+    return float(np.add.accumulate(x)[-1]) if len(x) else 0.0
+
+
 def _bet_value(pot: int, to_call: int, put: int, w: np.ndarray, eq: np.ndarray, fold: np.ndarray | None,
                wp: float) -> float:
     """A bet or raise putting in ``put`` chips: ``fp * pot + (1 - fp) * (wp' * (pot + extra) -
@@ -265,9 +272,10 @@ def _bet_value(pot: int, to_call: int, put: int, w: np.ndarray, eq: np.ndarray, 
     if fold is None:
         fold = np.zeros(len(w))
     extra = put - to_call
-    fp = float(w @ fold)
+    fp = _total(w * fold)
     stay = w * (1 - fold)
-    wp_called = float(stay @ eq / stay.sum()) if stay.sum() > 0 else wp
+    kept = _total(stay)
+    wp_called = _total(stay * eq) / kept if kept > 0 else wp
     return fp * pot + (1 - fp) * (wp_called * (pot + extra) - (1 - wp_called) * put)
 
 
@@ -276,7 +284,7 @@ def _bayes(weights: np.ndarray, candidates: np.ndarray, likelihood: np.ndarray) 
     candidate card); unchanged if no card explains it (a policy that is not the one it played)."""
     posterior = weights.copy()
     posterior[candidates] *= likelihood
-    return posterior if posterior.sum() > 0 else weights
+    return posterior if (posterior > 0).any() else weights
 
 
 def _weights(rules: Rules, range_: np.ndarray, seen: list[int]) -> tuple[np.ndarray, np.ndarray]:
@@ -284,12 +292,12 @@ def _weights(rules: Rules, range_: np.ndarray, seen: list[int]) -> tuple[np.ndar
     cards seen now, or every unseen card when nothing explains the target's play."""
     weights = range_.copy()
     weights[seen] = 0.0
-    if weights.sum() <= 0:   # nothing explains its play: back to every unseen card
+    if not (weights > 0).any():   # nothing explains its play: back to every unseen card
         weights = np.zeros(52)
         weights[[int(c) for c in rules.deck]] = 1.0
         weights[seen] = 0.0
     candidates = np.flatnonzero(weights)
-    return candidates, weights[candidates] / weights[candidates].sum()
+    return candidates, weights[candidates] / _total(weights[candidates])
 
 
 def _equity_against(rules: Rules, mine: list[int], their_up: list[int], seen: list[int], samples: int,
@@ -312,7 +320,7 @@ def _values(action_mask: np.ndarray, pot: int, to_call: int, committed: int, rai
             eq: np.ndarray, folds: dict[int, np.ndarray | None]) -> dict[int, float]:
     """Each legal action's value if both sides only check or call from there on (the module
     docstring); ``folds``: the target's fold probabilities after each bet or raise id."""
-    wp = float(w @ eq)
+    wp = _total(w * eq)
     values = {FOLD: 0.0, CHECK_CALL: wp * pot - (1 - wp) * to_call}
     for a, fold in folds.items():
         values[a] = _bet_value(pot, to_call, raise_to_amounts[a - FIRST_BET] - committed, w, eq, fold, wp)
@@ -561,21 +569,16 @@ class LBRAgent(Agent):
 
 
 class _Hand:
-    """One hand's state of :class:`BatchedLBR` (an ``LBRAgent``'s per-hand state)."""
+    """One hand's Python state in :class:`BatchedLBR`: its seat and the generator of its
+    roll-outs' draws (the range, the likelihoods and the equities are the core's,
+    ``LbrPlayer``)."""
 
-    __slots__ = ("seat", "seed", "rng", "range", "pending", "eq_key", "eq", "after_bet")
+    __slots__ = ("seat", "seed", "rng")
 
     def __init__(self, seat: int) -> None:
         self.seat = seat                 # the local best response's seat
         self.seed: int | None = None     # its generator's seed, given at its first turn
         self.rng: np.random.Generator | None = None
-        self.range: np.ndarray | None = None
-        self.pending: list[tuple[np.ndarray, np.ndarray]] = []   # (cards, likelihood) per target action
-        self.eq_key: tuple | None = None
-        self.eq = np.zeros(52)
-        # (candidates, policy rows) of the spot after the bet or raise it just made: the spot the
-        # target acts in next, whose likelihood :meth:`BatchedLBR.observe` then reads from these
-        self.after_bet: tuple[np.ndarray, np.ndarray] | None = None
 
 
 class BatchedLBR:
@@ -583,16 +586,27 @@ class BatchedLBR:
     one core ``envs.batched.BatchedGame`` at once: the batched training env's form of a local
     best response (``train/batched_vec.py``), with no ``Game`` and no log.
 
-    The target's policy over the range comes from :class:`CoreTargetPolicy` for every slot in one
-    call: at each of the target's actions (:meth:`observe`, before the action is played) the
-    probability of that action for every card the local best response cannot see, kept until
-    its next decision; at each decision (:meth:`act`) the spots after every bet or raise of
-    every slot deciding. At a decision the kept likelihoods multiply the range in order, exactly
-    as ``LBRAgent._replay`` updates it from the log (each card seen by then cleared first, a
-    likelihood that no card explains skipped), so the decisions are ``LBRAgent``'s for the same
-    hand and seed (``tests/test_lbr_core.py``)."""
+    The core keeps each hand's range and decides (``LbrPlayer``, ``src/arena/lbr_play.h``), the
+    target's policy over the range from :class:`CoreTargetPolicy`'s network for every slot in
+    one call: at each of the target's actions (:meth:`observe`, before the action is played)
+    the probability of that action for every card the local best response cannot see, kept
+    until its next decision; at each decision (:meth:`act`) the spots after every bet or raise
+    of every slot deciding. At a decision the kept likelihoods multiply the range in order,
+    exactly as ``LBRAgent._replay`` updates it from the log (each card seen by then cleared
+    first, a likelihood that no card explains skipped), and the values are
+    :func:`_values`' in the same floats (every sum added in order, :func:`_total`), so the
+    decisions are ``LBRAgent``'s for the same hand and seed (``tests/test_lbr_core.py``). Only
+    the roll-outs' random draws are made here, from each hand's own generator.
+
+    Some spots cost no forward pass. A fold, or a check or call that ends the hand, leaves the
+    local best response no decision, so its likelihood would never be read. Right after a bet or
+    raise of the local best response, the spot is the one it weighed that bet in: the rows
+    computed there are these rows (each row is computed on its own, so they are the same
+    floats), read when the cards match."""
 
     def __init__(self, agent: LBRAgent, game) -> None:
+        from envs import _stud_core
+
         rules = game.rules
         check_rules(rules, game.num_players)
         if not agent.uses_core(rules):
@@ -602,13 +616,16 @@ class BatchedLBR:
         self.rules = rules
         self.samples = agent.samples
         self.core = CoreTargetPolicy(agent.target, rules, agent.win_samples)
-        self._deck = np.zeros(52, dtype=bool)
-        self._deck[[int(c) for c in rules.deck]] = True
+        options = hand_options(rules)   # (no wild cards: check_rules)
+        self.player = _stud_core.LbrPlayer(
+            self.core.core, [int(c) for c in rules.deck], self.samples, rules.cards_per_player,
+            options["canadian"], options["double_ace_flush"], options["ace_low_four_straight"])
         self.hands: dict[int, _Hand] = {}
 
     def start(self, slot: int, seat: int) -> None:
         """A new hand in ``slot``, the local best response at ``seat``."""
         self.hands[slot] = _Hand(seat)
+        self.player.start(slot, seat)
 
     def has(self, slot: int) -> bool:
         """Whether this agent plays the hand in ``slot``."""
@@ -624,136 +641,31 @@ class BatchedLBR:
 
     def forget(self, slots) -> None:
         """The hands in ``slots`` ended."""
-        for slot in slots:
-            self.hands.pop(int(slot), None)
-
-    def _unseen(self, slot: int, seat: int) -> tuple[np.ndarray, list[int], list, tuple]:
-        """The deck's cards ``seat`` cannot see in ``slot``, the cards it sees (its face-down
-        cards, then every seat's face-up cards, as ``LBRAgent``), and the spot (``lbr_spot``)."""
-        from envs import _stud_core
-
-        spot = _stud_core.lbr_spot(self.game._core, slot, seat)
-        hole, ups = spot[0], spot[1]
-        seen = hole + [c for up in ups for c in up]
-        mask = self._deck.copy()
-        mask[seen] = False
-        return np.flatnonzero(mask), seen, ups, spot
+        slots = np.asarray(slots, dtype=np.int64).reshape(-1)
+        for slot in slots.tolist():
+            self.hands.pop(slot, None)
+        self.player.forget(slots)
 
     def observe(self, slots, seats, actions) -> None:
         """The target at ``seats`` is about to play ``actions`` in ``slots`` (hands this agent
         plays in, from the other seat): keep the likelihood of each action for every card the
-        local best response cannot see.
-
-        Some spots cost no forward pass. A fold, or a check or call that ends the hand, leaves
-        the local best response no decision, so its likelihood would never be read. Right after a
-        bet or raise of the local best response, the spot is the one :meth:`act` weighed that bet
-        in: the rows it computed there are these rows (each row is computed on its own, so they
-        are the same floats), read when the cards match."""
-        if not len(slots):
-            return
-        ask, cards = [], []
-        for slot, seat, action in zip(slots, seats, actions):
-            h = self.hands[int(slot)]
-            kept, h.after_bet = h.after_bet, None
-            if int(action) == FOLD:
-                continue
-            unseen = self._unseen(int(slot), 1 - int(seat))[0]
-            if kept is not None and np.array_equal(kept[0], unseen):
-                h.pending.append((unseen, kept[1][:, int(action)]))
-                continue
-            ask.append((int(slot), int(seat), int(action)))
-            cards.append(unseen)
-        if ask:   # an action that ends the hand: its likelihood would never be read either
-            from envs import _stud_core
-
-            ends = _stud_core.ends_hand(self.game._core, np.array([a[0] for a in ask], dtype=np.int64),
-                                        np.array([a[2] for a in ask], dtype=np.int64))
-            ask = [a for a, end in zip(ask, ends) if not end]
-            cards = [c for c, end in zip(cards, ends) if not end]
-        if not ask:
-            return
-        probs = self.core.spots(self.game, [a[0] for a in ask], [a[1] for a in ask], np.full(len(ask), -1),
-                                cards)
-        for (slot, _, action), c, p in zip(ask, cards, probs):
-            self.hands[slot].pending.append((c, p[:, action]))
-
-    def _equities(self, stale: list) -> None:
-        """Each hand's equity against every card it cannot see (``_Hand.eq``), for the hands of
-        ``stale`` (hand, my cards, the other's face-up cards, the unseen cards), in one core call:
-        :func:`_equity_against`'s roll-outs (the same draws from each hand's generator, the same
-        deals and floats), the hands spread over the batch's threads."""
-        total = self.rules.cards_per_player
-        mines, theirs, pools, draws, futures, ks, mine_ns = [], [], [], [], [], [], []
-        for h, mine, their_up, unseen in stale:
-            mine_n, k = total - len(mine), 2 * total - 1 - len(mine) - len(their_up)
-            future, u = _deals(unseen, k, self.samples, h.rng)
-            if u is None:
-                u = np.zeros((0, 0))
-            else:
-                future = np.zeros((0, k), dtype=np.int64)
-            mines.append(mine)
-            theirs.append(their_up)
-            pools.append(unseen)
-            draws.append(u)
-            futures.append(future)
-            ks.append(k)
-            mine_ns.append(mine_n)
-        shares = showdown_shares_many(self.game, mines, theirs, pools, draws, futures, ks, mine_ns,
-                                      **hand_options(self.rules))
-        for (h, _, _, unseen), eq in zip(stale, shares):
-            h.eq = np.zeros(52)
-            h.eq[unseen] = eq
+        local best response cannot see."""
+        if len(slots):
+            self.player.observe(self.game._core, np.asarray(slots, dtype=np.int64),
+                                np.asarray(seats, dtype=np.int64), np.asarray(actions, dtype=np.int64))
 
     def act(self, slots, seats, masks: np.ndarray) -> np.ndarray:
         """The local best response's action ids in ``slots`` (it is to act at ``seats``;
         ``masks`` its legal ids there, one row per slot)."""
-        out = np.empty(len(slots), dtype=np.int64)
-        deciding, stale = [], []
-        for i, (slot, seat) in enumerate(zip(slots, seats)):
-            legal = np.flatnonzero(masks[i])
-            if len(legal) == 1:
-                out[i] = legal[0]   # the range catches up at the next decision
-                continue
-            slot, seat = int(slot), int(seat)
-            h = self.hands.get(slot)
-            if h is None or h.seat != seat:   # a hand begun under another pool: its range from here on
-                h = self.hands[slot] = _Hand(seat)
-            unseen, seen, ups, spot = self._unseen(slot, seat)
-            if h.range is None:
-                h.range = self._deck.astype(np.float64)
-                h.range[spot[0]] = 0.0
-            h.range[seen] = 0.0
-            for cards, likelihood in h.pending:
-                candidates = np.flatnonzero(h.range > 0)
-                if len(candidates):
-                    # likelihood is over `cards` (unseen then): the candidates are among them
-                    h.range = _bayes(h.range, candidates, likelihood[np.searchsorted(cards, candidates)])
-            h.pending = []
-            candidates, w = _weights(self.rules, h.range, seen)
-            key = tuple(seen)
-            if h.eq_key != key:
-                if h.rng is None:
-                    h.rng = np.random.default_rng(h.seed)   # (None: a fresh seed, as Agent's)
-                h.eq_key = key
-                stale.append((h, spot[0] + ups[seat], ups[1 - seat], unseen))
-            bets = [int(a) for a in legal if a >= FIRST_BET]
-            deciding.append((i, slot, seat, masks[i], spot, candidates, w, h, bets))
-        if stale:
-            self._equities(stale)
-        deciding = [(i, slot, seat, mask, spot, candidates, w, h.eq[candidates], bets)
-                    for i, slot, seat, mask, spot, candidates, w, h, bets in deciding]
-        # The spots after every bet or raise of every deciding slot, in one core call.
-        queries = [(slot, 1 - seat, a, candidates) for _, slot, seat, _, _, candidates, _, _, bets in deciding
-                   for a in bets]
-        after = self.core.spots(self.game, [q[0] for q in queries], [q[1] for q in queries],
-                                [q[2] for q in queries], [q[3] for q in queries]) if queries else []
-        at = 0
-        for i, slot, seat, mask, spot, candidates, w, eq, bets in deciding:
-            rows = dict(zip(bets, after[at:at + len(bets)]))
-            at += len(bets)
-            folds = {a: (None if p is None else p[:, FOLD]) for a, p in rows.items()}
-            values = _values(mask, spot[2], spot[3], spot[4], spot[5], w, eq, folds)
-            out[i] = _best(values)
-            chosen = rows.get(int(out[i]))
-            self.hands[slot].after_bet = None if chosen is None else (candidates, chosen)
-        return out
+        slots = np.asarray(slots, dtype=np.int64)
+        seats = np.asarray(seats, dtype=np.int64)
+        rows, sizes, restarted = self.player.prepare(self.game._core, slots, seats, masks)
+        for slot in restarted.tolist():   # a hand begun under another pool: its range from here on
+            self.hands[slot] = _Hand(int(seats[np.flatnonzero(slots == slot)[0]]))
+        draws = []
+        for row, size in zip(rows.tolist(), sizes.tolist()):   # the roll-outs' draws (_deals)
+            h = self.hands[int(slots[row])]
+            if h.rng is None:
+                h.rng = np.random.default_rng(h.seed)   # (None: a fresh seed, as Agent's)
+            draws.append(h.rng.random((self.samples, size)))
+        return self.player.decide(self.game._core, draws)

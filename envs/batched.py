@@ -391,23 +391,6 @@ def showdown_shares(mine, their_up, candidates, future, mine_to_come: int, *, ca
                                       ace_low_four_straight)
 
 
-def showdown_shares_many(game, mines, their_ups, pools, draws, futures, ks, mine_to_come, *,
-                         canadian: bool = False, wild_ranks=(), double_ace_flush: bool = False,
-                         ace_low_four_straight: bool = True) -> list[np.ndarray]:
-    """:func:`showdown_shares` for many hands in one call on the threads of ``game`` (a
-    :class:`BatchedGame`): hand ``i`` is ``mines[i]`` against ``their_ups[i]`` and each card of
-    ``pools[i]`` (sorted int array: the unseen cards, which are the candidates); its cards to
-    come are ``pools[i]`` at the ``ks[i]`` smallest of each row of ``draws[i]`` (float (rows,
-    len(pools[i])), as ``argsort(draws, axis=1)[:, :k]``) when it has rows, else the rows of
-    ``futures[i]`` ((rows, ks[i]) card ids); ``mine_to_come[i]`` of them mine. The same floats
-    as one :func:`showdown_shares` call per hand."""
-    wild_mask = _wild_mask(wild_ranks)
-    return _stud_core.lbr_equities(game._core, [[int(c) for c in m] for m in mines],
-                                   [[int(c) for c in t] for t in their_ups], pools, draws, futures,
-                                   [int(k) for k in ks], [int(n) for n in mine_to_come], wild_mask, canadian,
-                                   double_ace_flush, ace_low_four_straight)
-
-
 def luck_node_shares(known, seat_at: int, cands, sel, owners, perm, *, canadian: bool = False,
                      wild_ranks=(), double_ace_flush: bool = False,
                      ace_low_four_straight: bool = True) -> np.ndarray:

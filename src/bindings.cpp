@@ -18,6 +18,7 @@
 #include "agents/equity.h"
 #include "agents/heuristic.h"
 #include "arena/lbr.h"
+#include "arena/lbr_play.h"
 #include "arena/luck.h"
 #include "batched.h"
 #include "constants.h"
@@ -403,67 +404,88 @@ PYBIND11_MODULE(_stud_core, m) {
              double* o = out.mutable_data();
              std::fill(o, o + rows * t.num_actions, 0.0);
              bool* ta = to_act.mutable_data();
+             std::vector<int64_t> starts(q, 0);
+             for (py::ssize_t i = 1; i < q; ++i) starts[i] = starts[i - 1] + counts.data()[i - 1];
              {
                py::gil_scoped_release release;
-               // Spread over the batch's threads by hand slot: the spots of one slot share its
-               // win cache, so they stay together on one thread, in order; the values do not
-               // depend on the split (win_probability is seeded by the spot).
-               std::vector<py::ssize_t> start(q + 1, 0);
-               int64_t most = 0;
-               for (py::ssize_t i = 0; i < q; ++i) {
-                 start[i + 1] = start[i] + counts.data()[i];
-                 most = std::max(most, slots.data()[i] + 1);
-               }
-               if ((int64_t)t.cache.size() < most) t.cache.resize(most);   // before any thread touches it
-               const int parts = (int)std::max<py::ssize_t>(1, std::min<py::ssize_t>(b.threads, q));
-               if (q > 0 && t.win_at >= 0) t.set_context(*b.hands[slots.data()[0]].r);
-               // Each slot's group taken by the next free thread: the spots' costs differ a
-               // hundredfold (a cached street, or a simulation for every card), and a fixed
-               // split (slot % threads) left one thread waiting for the other.
-               std::vector<std::vector<py::ssize_t>> groups;
-               std::vector<int> group_of(most, -1);   // by slot
-               for (py::ssize_t i = 0; i < q; ++i) {
-                 int& g = group_of[slots.data()[i]];
-                 if (g < 0) { g = (int)groups.size(); groups.emplace_back(); }
-                 groups[g].push_back(i);
-               }
-               b.workers->run_chunks(parts, (std::ptrdiff_t)groups.size(), 1, [&](std::ptrdiff_t g, std::ptrdiff_t) {
-                 for (py::ssize_t i : groups[g])
-                   ta[i] = t.policies(b.hands[slots.data()[i]], (int)slots.data()[i], (int)seats.data()[i],
-                                      (int)actions.data()[i], cards.data() + start[i], (int)counts.data()[i],
-                                      o + start[i] * t.num_actions);
-               });
+               policies_many(t, b, slots.data(), seats.data(), actions.data(), cards.data(), starts.data(),
+                             counts.data(), q, o, ta);
              }
              return py::make_tuple(out, to_act);
            }, py::arg("batch"), py::arg("slots"), py::arg("seats"), py::arg("actions"), py::arg("cards"),
            py::arg("counts"));
 
-  // Whether action ids[i] ends hand slots[i] (played on a copy; the hands are left as they are):
-  // local best response keeps no likelihood of a target's action after which it never decides.
-  m.def("ends_hand", [](const PyBatch& b, Ints slots, Ints actions) {
-    const py::ssize_t q = slots.size();
-    if (actions.size() != q) throw std::invalid_argument("ends_hand: one action per slot");
-    py::array_t<bool> out(q);
-    for (py::ssize_t i = 0; i < q; ++i) {
-      Hand h = b.hand((int)slots.data()[i]);
-      if (!h.apply((int)actions.data()[i])) throw std::invalid_argument("ends_hand: the action is not legal there");
-      out.mutable_data()[i] = h.over;
-    }
-    return out;
-  }, py::arg("batch"), py::arg("slots"), py::arg("actions"));
-
-  // What local best response reads of hand `slot` at its decision as `seat`: (its face-down
-  // cards, every seat's face-up cards, the pot, its chips to call, its chips in this round, the
-  // raise-to totals of ids 2, 3, ...) -- a PlayerView's fields, without building one.
-  m.def("lbr_spot", [](const PyBatch& b, int slot, int seat) {
-    const Hand& h = b.hand(slot);
-    if (seat < 0 || seat >= h.n) throw std::out_of_range("no such seat");
-    py::list ups;
-    for (int q = 0; q < h.n; ++q) ups.append(std::vector<int>(h.up[q], h.up[q] + h.nup[q]));
-    return py::make_tuple(std::vector<int>(h.hole[seat], h.hole[seat] + h.nhole[seat]), ups, h.pot(),
-                          h.current == seat ? h.to_call() : 0, h.committed[seat],
-                          std::vector<int>(h.sizes, h.sizes + h.nsizes));
-  }, py::arg("batch"), py::arg("slot"), py::arg("seat"));
+  // Local best response's bookkeeping and decisions for many slots (arena/lbr_play.h), for
+  // arena/lbr.py's BatchedLBR: its target's policy from `target` (kept alive with this object).
+  py::class_<LbrPlayer>(m, "LbrPlayer")
+      .def(py::init([](LbrTarget& t, std::vector<int> deck, int samples, int cards_per_player, bool canadian,
+                       bool double_ace_flush, bool ace_low_four_straight) {
+             return LbrPlayer(&t, deck, samples, cards_per_player,
+                              EvalOptions{canadian, double_ace_flush, ace_low_four_straight});
+           }), py::keep_alive<1, 2>(), py::arg("target"), py::arg("deck"), py::arg("samples"),
+           py::arg("cards_per_player"), py::arg("canadian"), py::arg("double_ace_flush"),
+           py::arg("ace_low_four_straight"))
+      .def("start", &LbrPlayer::start, py::arg("slot"), py::arg("seat"))
+      .def("forget", [](LbrPlayer& p, Ints slots) {
+             for (py::ssize_t i = 0; i < slots.size(); ++i) p.forget((int)slots.data()[i]);
+           }, py::arg("slots"))
+      .def_readonly("asked", &LbrPlayer::asked)
+      .def("observe", [](LbrPlayer& p, const PyBatch& b, Ints slots, Ints seats, Ints actions) {
+             if (seats.size() != slots.size() || actions.size() != slots.size())
+               throw std::invalid_argument("LbrPlayer.observe: one seat and action per slot");
+             py::gil_scoped_release release;
+             p.observe(b, slots.data(), seats.data(), actions.data(), slots.size());
+           }, py::arg("batch"), py::arg("slots"), py::arg("seats"), py::arg("actions"))
+      // (the rows that need draws, their pool sizes, the slots begun again); then decide().
+      .def("prepare", [](LbrPlayer& p, const PyBatch& b, Ints slots, Ints seats,
+                         py::array_t<uint8_t, py::array::c_style | py::array::forcecast> masks) {
+             const py::ssize_t n = slots.size();
+             if (seats.size() != n || masks.ndim() != 2 || masks.shape(0) != n ||
+                 masks.shape(1) != p.target->num_actions)
+               throw std::invalid_argument("LbrPlayer.prepare: one seat and one mask row (of every action) per slot");
+             std::vector<int64_t> rows, sizes, restarted;
+             p.prepare(b, slots.data(), seats.data(), masks.data(), (int)masks.shape(1), n, rows, sizes, restarted);
+             return py::make_tuple(py::array_t<int64_t>(rows.size(), rows.data()),
+                                   py::array_t<int64_t>(sizes.size(), sizes.data()),
+                                   py::array_t<int64_t>(restarted.size(), restarted.data()));
+           }, py::arg("batch"), py::arg("slots"), py::arg("seats"), py::arg("masks"))
+      .def("decide", [](LbrPlayer& p, const PyBatch& b,
+                        std::vector<py::array_t<double, py::array::c_style | py::array::forcecast>> draws) {
+             std::vector<const double*> u;
+             size_t j = 0;
+             for (const auto& d : p.deciding)
+               if (d.stale && d.draws) {
+                 if (j >= draws.size() || draws[j].ndim() != 2 || draws[j].shape(0) != p.samples ||
+                     draws[j].shape(1) != (py::ssize_t)d.unseen.size())
+                   throw std::invalid_argument("LbrPlayer.decide: draws (samples, pool size) for each listed slot");
+                 u.push_back(draws[j++].data());
+               }
+             std::vector<int64_t> out;
+             {
+               py::gil_scoped_release release;
+               out = p.decide(b, u);
+             }
+             return py::array_t<int64_t>(out.size(), out.data());
+           }, py::arg("batch"), py::arg("draws"))
+      // The likelihoods kept for slot's next decision, as (cards, likelihood) pairs; and the
+      // (cards, policy rows) kept from its last bet or raise, or None (for the tests).
+      .def("pending", [](const LbrPlayer& p, int slot) {
+             py::list out;
+             if (slot >= 0 && (size_t)slot < p.states.size())
+               for (const auto& q : p.states[slot].pending)
+                 out.append(py::make_tuple(py::array_t<int64_t>(q.cards.size(), std::vector<int64_t>(
+                                               q.cards.begin(), q.cards.end()).data()),
+                                           py::array_t<double>(q.likelihood.size(), q.likelihood.data())));
+             return out;
+           }, py::arg("slot"))
+      .def("after_bet", [](const LbrPlayer& p, int slot) -> py::object {
+             if (slot < 0 || (size_t)slot >= p.states.size() || !p.states[slot].has_after) return py::none();
+             const auto& s = p.states[slot];
+             std::vector<int64_t> cards(s.after_cards.begin(), s.after_cards.end());
+             py::array_t<double> rows({(py::ssize_t)cards.size(), (py::ssize_t)p.target->num_actions});
+             std::copy(s.after_rows.begin(), s.after_rows.end(), rows.mutable_data());
+             return py::make_tuple(py::array_t<int64_t>(cards.size(), cards.data()), rows);
+           }, py::arg("slot"));
 
   // ---- learner statistics (batched.h) ----
   m.def("action_kinds", [](const PyBatch& b, Ints actions) {
@@ -549,73 +571,6 @@ PYBIND11_MODULE(_stud_core, m) {
   }, py::arg("mine"), py::arg("their_up"), py::arg("candidates"), py::arg("future"), py::arg("mine_to_come"),
      py::arg("wild_mask") = 0, py::arg("canadian") = false, py::arg("double_ace_flush") = false,
      py::arg("ace_low_four_straight") = true);
-
-  // Many slots' roll-outs in one call (arena.lbr.BatchedLBR: the deciding slots' equities): for
-  // query i, showdown_shares of mines[i] against their_ups[i] and each card of pools[i] (the
-  // unseen cards, sorted: the candidates), the cards to come being pools[i] at
-  // smallest_k(draws[i], ks[i]) when draws[i] has rows, else the rows of futures[i]. Spread over
-  // the batch's threads (each query on its own: the same floats as one call each).
-  m.def("lbr_equities", [](const PyBatch& b, std::vector<std::vector<int>> mines,
-                           std::vector<std::vector<int>> their_ups, std::vector<Ints> pools,
-                           std::vector<py::array_t<double, py::array::c_style | py::array::forcecast>> draws,
-                           std::vector<Ints> futures, std::vector<int> ks, std::vector<int> mine_to_come,
-                           int wild_mask, bool canadian, bool double_ace_flush, bool ace_low_four_straight) {
-    const size_t q = mines.size();
-    if (their_ups.size() != q || pools.size() != q || draws.size() != q || futures.size() != q || ks.size() != q ||
-        mine_to_come.size() != q)
-      throw std::invalid_argument("lbr_equities: one hand, face-up list, pool, draws, future, k and count each");
-    std::vector<std::vector<int>> candidates(q);
-    std::vector<const double*> u(q, nullptr);
-    std::vector<const int64_t*> given(q, nullptr);
-    std::vector<py::ssize_t> rows(q);
-    for (size_t i = 0; i < q; ++i) {
-      const py::ssize_t p = pools[i].size();
-      candidates[i].assign(pools[i].data(), pools[i].data() + p);
-      if (ks[i] < 0 || ks[i] > p) throw std::invalid_argument("lbr_equities: 0 <= k <= the pool's size");
-      if (draws[i].ndim() == 2 && draws[i].shape(0) > 0) {
-        if (draws[i].shape(1) != p) throw std::invalid_argument("lbr_equities: draws are (rows, the pool's size)");
-        u[i] = draws[i].data();
-        rows[i] = draws[i].shape(0);
-      } else {
-        if (futures[i].ndim() != 2 || futures[i].shape(1) != ks[i])
-          throw std::invalid_argument("lbr_equities: a future is (rows, k)");
-        given[i] = futures[i].data();
-        rows[i] = futures[i].shape(0);
-      }
-    }
-    const EvalOptions opts{canadian, double_ace_flush, ace_low_four_straight};
-    std::vector<std::vector<double>> shares(q);
-    {
-      py::gil_scoped_release release;
-      const int parts = (int)std::max<size_t>(1, std::min<size_t>((size_t)b.threads, q));
-      // Each query taken by the next free thread (their costs differ: a few deals on the last
-      // street, hundreds before it).
-      b.workers->run_chunks(parts, (std::ptrdiff_t)q, 1, [&](std::ptrdiff_t begin, std::ptrdiff_t) {
-        const size_t i = (size_t)begin;
-        std::vector<int64_t> picked, future;
-        const int64_t* f = given[i];
-        if (u[i]) {
-          const py::ssize_t p = (py::ssize_t)candidates[i].size();
-          picked.resize((size_t)rows[i] * ks[i]);
-          smallest_k(u[i], rows[i], p, ks[i], picked.data());
-          future.resize(picked.size());
-          for (size_t j = 0; j < picked.size(); ++j) future[j] = candidates[i][picked[j]];
-          f = future.data();
-        }
-        shares[i] = showdown_shares(mines[i], their_ups[i], candidates[i], f, rows[i], ks[i], mine_to_come[i],
-                                    wild_mask, opts);
-      });
-    }
-    py::list out;
-    for (const auto& s : shares) {
-      py::array_t<double> a(s.size());
-      std::copy(s.begin(), s.end(), a.mutable_data());
-      out.append(a);
-    }
-    return out;
-  }, py::arg("batch"), py::arg("mines"), py::arg("their_ups"), py::arg("pools"), py::arg("draws"),
-     py::arg("futures"), py::arg("ks"), py::arg("mine_to_come"), py::arg("wild_mask") = 0,
-     py::arg("canadian") = false, py::arg("double_ace_flush") = false, py::arg("ace_low_four_straight") = true);
 
   // argsort(u, axis=1)[:, :k] of an (rows, p) array of distinct values per row (arena/lbr.h).
   m.def("smallest_k", [](py::array_t<double, py::array::c_style | py::array::forcecast> u, int k) {

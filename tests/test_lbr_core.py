@@ -4,8 +4,6 @@ the Python reference (``engine="python"``) decision for decision on seeded hands
 
 from __future__ import annotations
 
-import copy
-
 import numpy as np
 import pytest
 
@@ -222,55 +220,146 @@ def test_the_roll_outs_first_cards_are_argsorts():
         _stud_core.smallest_k(np.zeros((2, 3)), 4)
 
 
+def _batched_against_random(target, hands: int, seed: int, *, threads: int = 1, reference: bool = True,
+                            watch=None) -> tuple[list[int], list[int]]:
+    """``hands`` hands in a BatchedGame (no new deals): the batched local best response
+    (``BatchedLBR``, the core's ``LbrPlayer``) at seat ``slot % 2`` of each slot against
+    ``target``'s seat playing random legal actions (mostly checks and calls). Beside each slot a reference
+    ``Game`` of the same deal where the hand-by-hand ``LBRAgent(engine="python")``, seeded as the
+    batched hand, decides from its view (when ``reference``). Returns the batched and the
+    reference decisions. ``watch(lbr, game, slots, seats, actions)``, called before each
+    ``observe``, returns a function called after the step."""
+    from arena.lbr import BatchedLBR
+
+    rules = get_rules("soko")
+    game = BatchedGame(rules, 2, hands, auto_reset=False, threads=threads)
+    game.reset(seeds=np.arange(hands, dtype=np.uint64) + seed)
+    lbr = BatchedLBR(LBRAgent(target, samples=20), game)
+    refs, agents = [], []
+    for slot in range(hands):
+        state = game.state(slot)
+        refs.append(Game(rules, 2, deck=state["deck"], button=state["button"],
+                         stacks=state["starting_stacks"]))
+        lbr.start(slot, slot % 2)
+        lbr.seed(slot, 1000 + slot)
+        agent = LBRAgent(target, samples=20, engine="python")
+        agent.reset(1000 + slot)
+        agents.append(agent)
+    rng = np.random.default_rng(seed)
+    got, expected = [], []
+    while any(not r.is_over for r in refs):
+        current = game.current_player.astype(np.int64)
+        actions = np.full(hands, -1, dtype=np.int64)
+        mine = [s for s in range(hands) if not refs[s].is_over and current[s] == s % 2]
+        theirs = [s for s in range(hands) if not refs[s].is_over and current[s] == 1 - s % 2]
+        if mine:
+            actions[mine] = lbr.act(np.array(mine), current[mine], game.action_mask[mine])
+            got += actions[mine].tolist()
+            if reference:
+                expected += [agents[s].act(refs[s].view(s % 2), action_mask(refs[s])) for s in mine]
+        for s in theirs:   # folds seldom, calls most: the local best response bets for value, and checks
+            weights = game.action_mask[s] * np.array([1.0, 6.0] + [3.0] * (game.num_actions - 2))
+            actions[s] = rng.choice(game.num_actions, p=weights / weights.sum())
+        after = None
+        if theirs:
+            if watch is not None:
+                after = watch(lbr, game, theirs, current[theirs], actions[theirs])
+            lbr.observe(np.array(theirs), current[theirs], actions[theirs])
+        for s in mine + theirs:
+            apply_action(refs[s], int(actions[s]))
+        game.step(actions)
+        if after is not None:
+            after()
+    return got, expected
+
+
+@pytest.mark.parametrize("deterministic, features, threads", [
+    (False, tuple(FEATURES), 1),
+    (True, tuple(FEATURES), 3),   # one-hot policies: ranges over equal weights (exact ties in the sums)
+    (False, (), 2),
+])
+def test_the_batched_lbr_decides_as_the_hand_by_hand_lbr(deterministic, features, threads):
+    # The core's LbrPlayer (range, likelihoods, equities, values and choice for every slot at
+    # once) against LBRAgent replaying each hand from its log in Python, seeded alike: decision
+    # for decision, on one thread and spread over several.
+    target = _model(features, deterministic=deterministic, activation="relu" if deterministic else "tanh",
+                    seed=20 + len(features))
+    got, expected = _batched_against_random(target, 40, seed=7, threads=threads)
+    assert len(got) > 100
+    assert got == expected
+    assert {0, 1, 2} <= set(got)   # it folds, checks or calls, and bets
+
+
 def test_the_batched_lbr_reads_the_rows_it_weighed_its_bet_with():
     # After a bet or raise of the local best response the target acts in the very spot LBR
-    # weighed that bet in: observe() takes those rows instead of asking the core again, and
-    # asks nothing for a fold (it ends the heads-up hand). The likelihoods it keeps must be the
-    # ones a fresh core call gives, to the bit.
-    from arena.lbr import BatchedLBR
+    # weighed that bet in: observe() takes those rows instead of asking the target's policy
+    # again, and asks nothing for a fold or for an action that ends the hand (never read). The
+    # likelihoods it keeps must be the ones a fresh core call gives, to the bit.
     from envs.actions import FOLD
-    from train.batched_vec import BatchedVecEnv
 
     target = _model(FEATURES, seed=9)
-    env = BatchedVecEnv("soko", 2, 16, observation_features=FEATURES, seed=5,
-                        opponents=[LBRAgent(target, samples=20)], opponent_weights=[1])
-    (lbr,) = env._lbr.values()
-    spots, asked = lbr.core.spots, []
+    tally = {"reused": 0, "asked": 0, "folds": 0}
 
-    def counted(game, slots, seats, actions, candidates):
-        asked.extend(slots)
-        return spots(game, slots, seats, actions, candidates)
+    def watch(lbr, game, slots, seats, actions):
+        player, before = lbr.player, lbr.player.asked
+        cards = {}
+        for slot, seat in zip(slots, seats.tolist()):
+            hole, up = game.cards([slot])[1][0, 1 - seat], game.cards([slot])[2][0].ravel()
+            cards[slot] = np.array([c for c in range(52) if c not in hole and c not in up])
+        kept = {s: player.after_bet(s) for s in slots}
+        counts = {s: len(player.pending(s)) for s in slots}
+        fresh = {s: lbr.core.spots(game, [s], [seat], [-1], [cards[s]])[0][:, a]
+                 for s, seat, a in zip(slots, seats.tolist(), actions.tolist()) if a != FOLD}
 
-    lbr.core.spots = counted
-    observe, tally = BatchedLBR.observe, {"reused": 0, "folds": 0}
+        def after():
+            asked = 0
+            for slot, action in zip(slots, actions.tolist()):
+                new = player.pending(slot)[counts[slot]:]
+                reused = kept[slot] is not None and np.array_equal(kept[slot][0], cards[slot])
+                if action == FOLD:
+                    tally["folds"] += 1
+                    assert not new
+                else:   # (rows it weighed a bet with are kept even for a call that ends the hand)
+                    ((got_cards, likelihood),) = new
+                    assert np.array_equal(got_cards, cards[slot])
+                    assert np.array_equal(likelihood, fresh[slot]), slot
+                    tally["reused" if reused else "asked"] += 1
+                    asked += not reused
+            assert player.asked - before == asked   # a core call for each of these, no other
+        return after
 
-    def checked(self, slots, seats, actions):
-        fresh, expected = {}, 0
-        for slot, seat, action in zip(slots.tolist(), seats.tolist(), actions.tolist()):
-            if action == FOLD:
-                tally["folds"] += 1
-                continue
-            tally["reused"] += self.hands[slot].after_bet is not None
-            expected += self.hands[slot].after_bet is None
-            cards = self._unseen(slot, 1 - seat)[0]
-            fresh[slot] = cards, spots(self.game, [slot], [seat], [-1], [cards])[0][:, action]
-        before = len(asked)
-        observe(self, slots, seats, actions)
-        assert len(asked) - before == expected   # no core call for a fold or after its own bet
-        for slot, (cards, likelihood) in fresh.items():
-            kept_cards, kept = self.hands[slot].pending[-1]
-            assert np.array_equal(kept_cards, cards) and np.array_equal(kept, likelihood), slot
+    _batched_against_random(target, 48, seed=5, reference=False, watch=watch)
+    assert tally["reused"] > 20 and tally["asked"] > 20 and tally["folds"] > 5
 
-    BatchedLBR.observe = checked
-    try:
-        rng = np.random.default_rng(1)
-        env.reset()
-        for _ in range(150):
-            masks = env.action_masks()
-            env.step(np.argmax(rng.random(masks.shape) * masks, axis=1))
-    finally:
-        BatchedLBR.observe = observe
-    assert tally["reused"] > 20 and tally["folds"] > 5
+
+def test_the_batched_lbr_keeps_nothing_for_an_action_that_ends_the_hand():
+    # A check or call that ends the hand leaves the local best response no decision: observe()
+    # asks no policy for it and keeps no likelihood, while a bet in the same spot is kept.
+    import copy
+
+    from arena.lbr import BatchedLBR
+    from envs.actions import CHECK_CALL, FIRST_BET
+
+    rules = get_rules("soko")
+    game = BatchedGame(rules, 2, 2, auto_reset=False)
+    game.reset(seeds=np.array([11, 11], dtype=np.uint64))   # the same deal twice
+    state = game.state(0)
+    ref = Game(rules, 2, deck=state["deck"], button=state["button"], stacks=state["starting_stacks"])
+    while True:   # check and call down to the action that would end the hand
+        after = copy.deepcopy(ref)
+        apply_action(after, CHECK_CALL)
+        if after.is_over:
+            break
+        apply_action(ref, CHECK_CALL)
+        game.step(np.full(2, CHECK_CALL))
+    seat = int(game.current_player[0])
+    assert ref.current_player == seat and game.action_mask[0, FIRST_BET]
+    lbr = BatchedLBR(LBRAgent(_model(FEATURES, seed=3), samples=20), game)
+    for slot in (0, 1):
+        lbr.start(slot, 1 - seat)
+    lbr.observe(np.array([0, 1]), np.array([seat, seat]), np.array([CHECK_CALL, FIRST_BET]))
+    assert lbr.player.asked == 1
+    assert lbr.player.pending(0) == [] and len(lbr.player.pending(1)) == 1
 
 
 def _in_a_new_thread(fn):
@@ -349,76 +438,3 @@ def test_first_street_tables_outlive_a_target_and_keep_games_apart():
     for a, fresh in zip(got, _in_a_new_thread(lambda: ask(later, other, plain))):
         assert np.array_equal(a, fresh)
     assert any(not np.array_equal(a, b) for a, b in zip(got, ask(later, mirror, rules)))
-
-
-@pytest.mark.parametrize("threads", [1, 3])
-def test_many_hands_roll_outs_in_one_call_are_each_hands_own(threads):
-    # BatchedLBR's equities: one core call for every deciding slot (random draws or every deal)
-    # must give each hand exactly what showdown_shares of its own deals gives.
-    from envs import _stud_core
-    from envs.batched import showdown_shares, showdown_shares_many
-
-    rng = np.random.default_rng(3)
-    game = BatchedGame(get_rules("soko"), 2, 4, threads=threads)
-    queries = []
-    for mine_n, theirs_n in [(3, 3), (2, 2), (1, 1), (0, 0), (3, 3), (1, 0)]:
-        cards = rng.permutation(52)
-        mine = cards[:5 - mine_n].tolist()
-        their_up = cards[5 - mine_n:9 - mine_n - theirs_n].tolist()
-        unseen = np.sort(cards[9 - mine_n - theirs_n:])
-        k = mine_n + theirs_n
-        if k <= 1:   # every deal
-            future, draws = (unseen[:, None] if k else np.zeros((1, 0), dtype=np.int64)), None
-        else:
-            draws = rng.random((30, len(unseen)))
-            future = unseen[_stud_core.smallest_k(draws, k)]
-        queries.append((mine, their_up, unseen, draws, future, k, mine_n))
-    draws = [np.zeros((0, 0)) if q[3] is None else q[3] for q in queries]
-    futures = [np.zeros((0, q[5]), np.int64) if q[3] is not None else q[4] for q in queries]
-    mines, theirs, pools, _, _, ks, mine_ns = zip(*queries)
-    got = showdown_shares_many(game, mines, theirs, pools, draws, futures, ks, mine_ns, canadian=True)
-    for (mine, their_up, unseen, _, future, _, mine_n), shares in zip(queries, got):
-        expected = showdown_shares(mine, their_up, unseen, future, mine_n, canadian=True)
-        assert np.array_equal(shares, expected)
-    with pytest.raises(ValueError, match="one hand, face-up list"):
-        showdown_shares_many(game, [[1]], [], [], [], [], [], [])
-
-
-def test_ends_hand_says_which_actions_end_the_hand_and_leaves_it_as_it_is():
-    # BatchedLBR.observe keeps no likelihood of a target's action that ends the hand (it is
-    # never read): the core's ends_hand must say exactly when the reference Game's hand is over
-    # after the action, in every spot of random hands, and leave the batch's hand untouched.
-    from envs import _stud_core
-
-    rules = get_rules("soko")
-    n = 16
-    game = BatchedGame(rules, 2, n, auto_reset=False)
-    game.reset(seeds=np.arange(n, dtype=np.uint64) + 40)
-    refs = []
-    for slot in range(n):
-        state = game.state(slot)
-        refs.append(Game(rules, 2, deck=state["deck"], button=state["button"],
-                         stacks=state["starting_stacks"]))
-    rng = np.random.default_rng(2)
-    ended = {False: 0, True: 0}
-    while any(not r.is_over for r in refs):
-        actions = np.full(n, -1, dtype=np.int64)
-        for slot, ref in enumerate(refs):
-            if ref.is_over:
-                continue
-            legal = np.flatnonzero(action_mask(ref))
-            ids = np.array(legal, dtype=np.int64)
-            before = repr(game.state(slot))
-            got = _stud_core.ends_hand(game._core, np.full(len(ids), slot, dtype=np.int64), ids)
-            assert repr(game.state(slot)) == before
-            for a, end in zip(legal.tolist(), got.tolist()):
-                after = copy.deepcopy(ref)
-                apply_action(after, a)
-                assert end == after.is_over, (slot, a)
-                ended[end] += 1
-            actions[slot] = rng.choice(legal)
-            apply_action(ref, int(actions[slot]))
-        game.step(actions)
-    assert ended[True] > 20 and ended[False] > 50
-    with pytest.raises(ValueError, match="not legal"):
-        _stud_core.ends_hand(game._core, np.array([0]), np.array([1]))   # the hand is over
