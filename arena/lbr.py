@@ -611,9 +611,7 @@ class BatchedLBR:
         check_rules(rules, game.num_players)
         if not agent.uses_core(rules):
             raise ValueError(f"{agent.name}: no batched form for this target (engine {agent.engine!r})")
-        self.agent = agent
         self.game = game
-        self.rules = rules
         self.samples = agent.samples
         self.core = CoreTargetPolicy(agent.target, rules, agent.win_samples)
         options = hand_options(rules)   # (no wild cards: check_rules)

@@ -370,7 +370,7 @@ struct LbrPlayer {
     for (const Decision& d : deciding) {
       State& s = states[d.slot];
       const size_t nc = d.candidates.size();
-      std::vector<double> eq(nc), prod(nc);
+      std::vector<double> eq(nc), prod(nc), fold(nc), stay(nc);
       for (size_t j = 0; j < nc; ++j) eq[j] = s.eq[d.candidates[j]];
       for (size_t j = 0; j < nc; ++j) prod[j] = d.w[j] * eq[j];
       const double wp = sum_in_order(prod);
@@ -386,9 +386,7 @@ struct LbrPlayer {
           query = (int64_t)at++;
           const int put = d.sizes.at(a - FIRST_BET) - d.committed;
           const int extra = put - d.to_call;
-          std::vector<double> fold(nc, 0.0), stay(nc);
-          if (to_act[query])
-            for (size_t j = 0; j < nc; ++j) fold[j] = rows[(q_starts[query] + j) * A + FOLD];
+          for (size_t j = 0; j < nc; ++j) fold[j] = to_act[query] ? rows[(q_starts[query] + j) * A + FOLD] : 0.0;
           for (size_t j = 0; j < nc; ++j) prod[j] = d.w[j] * fold[j];
           const double fp = sum_in_order(prod);
           for (size_t j = 0; j < nc; ++j) stay[j] = d.w[j] * (1 - fold[j]);
