@@ -658,8 +658,8 @@ class BatchedLBR:
         slots = np.asarray(slots, dtype=np.int64)
         seats = np.asarray(seats, dtype=np.int64)
         rows, sizes, restarted = self.player.prepare(self.game._core, slots, seats, masks)
-        for slot in restarted.tolist():   # a hand begun under another pool: its range from here on
-            self.hands[slot] = _Hand(int(seats[np.flatnonzero(slots == slot)[0]]))
+        for row in restarted.tolist():   # a hand begun under another pool: its range from here on
+            self.hands[int(slots[row])] = _Hand(int(seats[row]))
         draws = []
         for row, size in zip(rows.tolist(), sizes.tolist()):   # the roll-outs' draws (_deals)
             h = self.hands[int(slots[row])]

@@ -436,7 +436,7 @@ PYBIND11_MODULE(_stud_core, m) {
              py::gil_scoped_release release;
              p.observe(b, slots.data(), seats.data(), actions.data(), slots.size());
            }, py::arg("batch"), py::arg("slots"), py::arg("seats"), py::arg("actions"))
-      // (the rows that need draws, their pool sizes, the slots begun again); then decide().
+      // (the rows that need draws, their pool sizes, the rows whose hand began again); then decide().
       .def("prepare", [](LbrPlayer& p, const PyBatch& b, Ints slots, Ints seats,
                          py::array_t<uint8_t, py::array::c_style | py::array::forcecast> masks) {
              const py::ssize_t n = slots.size();

@@ -198,7 +198,7 @@ struct LbrPlayer {
   // slots[i], masks[i] its legal ids): the actions of slots with one legal id, and for the
   // others the range brought up to date, the candidates and their weights. The slots whose
   // equities need uniform draws are listed in `draw_rows` (their pool sizes in `draw_sizes`):
-  // the caller draws them from each hand's generator for decide(). `restarted`: the slots whose
+  // the caller draws them from each hand's generator for decide(). `restarted`: the rows whose
   // hand began under another seat (a new state, as BatchedLBR makes a new _Hand).
   void prepare(const Batch& b, const int64_t* slots, const int64_t* seats, const uint8_t* masks, int width,
                std::ptrdiff_t n, std::vector<int64_t>& draw_rows, std::vector<int64_t>& draw_sizes,
@@ -224,7 +224,7 @@ struct LbrPlayer {
       State& s = state(d.slot);
       if (!s.active || s.seat != d.seat) {  // a hand begun under another pool: its range from here on
         start(d.slot, d.seat);
-        restarted.push_back(d.slot);
+        restarted.push_back(i);
       }
       cards_of(h, d.seat, seen, d.unseen);
       if (!s.has_range) {
@@ -294,22 +294,10 @@ struct LbrPlayer {
 
   // Every ordered deal of k cards of pool (itertools.permutations' order), rows x k.
   static std::vector<int64_t> every_deal(const std::vector<int>& pool, int k) {
-    std::vector<int64_t> rows, row(k);
-    std::vector<char> used(pool.size(), 0);
-    auto go = [&](auto&& self, int depth) -> void {
-      if (depth == k) {
-        rows.insert(rows.end(), row.begin(), row.end());
-        return;
-      }
-      for (size_t j = 0; j < pool.size(); ++j) {
-        if (used[j]) continue;
-        used[j] = 1;
-        row[depth] = pool[j];
-        self(self, depth + 1);
-        used[j] = 0;
-      }
-    };
-    go(go, 0);
+    std::vector<int64_t> rows;
+    std::vector<int> row(std::max(k, 1));
+    for_each_ordered_deal(pool.data(), (int)pool.size(), k, row.data(),
+                          [&](const int* deal) { rows.insert(rows.end(), deal, deal + k); });
     return rows;
   }
 

@@ -62,6 +62,27 @@ static uint64_t fold_seed(const uint64_t* words, int count) {
   return key;
 }
 
+// f(drawn) for every ordered deal of `need` cards of pool[0..size) (size <= 52), in
+// itertools.permutations' order; drawn[0..need) holds the deal.
+template <class T, class F>
+static void for_each_ordered_deal(const T* pool, int size, int need, T* drawn, F&& f) {
+  bool used[52] = {false};
+  auto deal = [&](auto&& self, int j) -> void {
+    if (j == need) {
+      f(static_cast<const T*>(drawn));
+      return;
+    }
+    for (int k = 0; k < size; ++k)
+      if (!used[k]) {
+        used[k] = true;
+        drawn[j] = pool[k];
+        self(self, j + 1);
+        used[k] = false;
+      }
+  };
+  deal(deal, 0);
+}
+
 // The seat's expected share of the pot at showdown against uniformly random unseen cards,
 // nobody folding (equity.share_units, then their mean): every deal when there are at most
 // max_exact, else `samples` deals of equity.sample_deals from the folded seed `key`. The seat
@@ -195,18 +216,10 @@ static double mean_share(const SeatView& v, int samples, int max_exact, uint64_t
   int64_t total = 0, deals = 0;
   int8_t drawn[52];
   if (ways <= max_exact) {
-    bool used[52] = {false};
-    auto deal = [&](auto&& self, int j) -> void {
-      if (j == need) { total += share(drawn); ++deals; return; }
-      for (int k = 0; k < size; ++k)
-        if (!used[k]) {
-          used[k] = true;
-          drawn[j] = pool[k];
-          self(self, j + 1);
-          used[k] = false;
-        }
-    };
-    deal(deal, 0);
+    for_each_ordered_deal(pool, size, need, drawn, [&](const int8_t* deal) {
+      total += share(deal);
+      ++deals;
+    });
   } else {  // equity.sample_deals from the folded seed
     std::copy(pool, pool + size, drawn);
     int swapped[52];
