@@ -43,8 +43,9 @@ CHAMPION = Path(__file__).resolve().parent.parent / "agents" / "champions" / "so
 
 def _snapshots(run: Path, step: int, keep: int) -> list[Path]:
     """The run's snapshot files (``snapshot_<steps>.zip``) up to ``step``, the newest ``keep``."""
-    files = sorted((run / "snapshots").glob("snapshot_*.zip"), key=lambda p: int(p.stem.split("_")[1]))
-    return [p for p in files if int(p.stem.split("_")[1]) <= step][-keep:]
+    by_step = {int(p.stem.removeprefix("snapshot_")): p for p in (run / "snapshots").glob("snapshot_*.zip")
+               if p.stem.removeprefix("snapshot_").isdigit()}
+    return [by_step[s] for s in sorted(by_step) if s <= step][-keep:]
 
 
 def trace(cfg, learner: PPOAgent, baselines: dict, snapshots: list, *, self_play_weight: float,
