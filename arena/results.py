@@ -62,6 +62,8 @@ class TournamentConfig:
 
     game: str = "soko"
     agents: list[str] = field(default_factory=lambda: ["tag", "equity", "random", "call"])
+    against: list[str] = field(default_factory=list)  # when given: every match seats one of
+                                   # ``agents`` with players - 1 of these, and no other match
     hands: int = 20000             # per match (pair or table), rounded up to whole groups
     players: int = 2
     seed: int = 0

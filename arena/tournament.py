@@ -5,7 +5,11 @@
     python -m arena --game follow_the_bitch --rule low_chicago=true --agents tag random
 
 **Matches.** Heads-up, every pair of agents is a match; with ``--players n > 2`` every set of
-``n`` agents is a table. A match plays ``--hands`` hands.
+``n`` agents is a table. A match plays ``--hands`` hands. With ``--against``, the agents of
+``--agents`` play only the field it lists: every match seats one of them with ``n - 1`` of the
+field (heads-up, each against each of the field), and neither list plays among itself::
+
+    python -m arena --agents ppo:runs/my_run --against random call raise tag equity
 
 How a match is dealt, seeded and split over ``--workers`` processes: :mod:`arena.match`;
 the luck correction (``--luck-correction``): :mod:`arena.luck`; the intervals, the cross-table
@@ -37,7 +41,7 @@ from arena.results import MatchResult, TournamentConfig, TournamentResult
 from arena.stats import Estimate, combine, mean_ci
 from envs.engine.rules import RULES, Rules, check_players, get_rules
 
-__all__ = ["TournamentConfig", "TournamentResult", "run_tournament", "check_config", "luck_default",
+__all__ = ["TournamentConfig", "TournamentResult", "run_tournament", "check_config", "luck_default", "tables",
            "main", "parse_args", "cli"]
 
 PROG = "python -m arena"
@@ -58,7 +62,7 @@ def run_tournament(cfg: TournamentConfig) -> TournamentResult:
     n = cfg.players
     names = [s.name for s in seats]
     agents = {s.name: s.spec for s in seats}
-    matches = [MatchPlan(i, t, t) for i, t in enumerate(itertools.combinations(names, n))]
+    matches = [MatchPlan(i, t, t) for i, t in enumerate(tables(names, n, len(cfg.agents), bool(cfg.against)))]
     groups = max(1, math.ceil(cfg.hands / n))
     start = time.perf_counter()
     luck = luck_default(rules) if cfg.luck_correction is None else cfg.luck_correction
@@ -76,6 +80,15 @@ def run_tournament(cfg: TournamentConfig) -> TournamentResult:
                             specs={s.name: (s.spec, s.canonical) for s in seats})
 
 
+def tables(names: Sequence[str], n: int, k: int, against: bool) -> list[tuple[str, ...]]:
+    """The tables of ``n`` seats a tournament plays, in order: every set of ``n`` of ``names``;
+    with ``against``, each of the first ``k`` names (``--agents``) with every set of ``n - 1`` of
+    the others (``--against``)."""
+    if not against:
+        return list(itertools.combinations(names, n))
+    return [(a, *rest) for a in names[:k] for rest in itertools.combinations(names[k:], n - 1)]
+
+
 def check_config(cfg: TournamentConfig) -> tuple[Rules, list[Seat]]:
     """The rules and the agents of ``cfg``, or a one-line ValueError for anything that cannot
     be played: the rules overrides, the number of players, an agent spec (a ``ppo`` model that
@@ -87,7 +100,10 @@ def check_config(cfg: TournamentConfig) -> tuple[Rules, list[Seat]]:
         raise ValueError(str(exc)) from None
     n = cfg.players
     check_players(rules, n)
-    agents = [bind_spec(spec, rules, n) for spec in cfg.agents]   # champion: this game's
+    if cfg.against and len(cfg.against) < n - 1:
+        raise ValueError(f"{n} players against a field need at least {n - 1} agents in --against; "
+                         f"got {len(cfg.against)}")
+    agents = [bind_spec(spec, rules, n) for spec in [*cfg.agents, *cfg.against]]   # champion: this game's
     for spec in agents:
         check_spec(spec, rules)
     seats = seat_agents(agents)
@@ -192,6 +208,10 @@ def parse_args(argv: Sequence[str] | None = None) -> TournamentConfig:
                "Usage errors exit with code 2.")
     parser.add_argument("--game", default="soko", choices=sorted(RULES))
     parser.add_argument("--agents", nargs="+", default=["tag", "equity", "random", "call"], metavar="SPEC")
+    parser.add_argument("--against", nargs="+", default=[], metavar="SPEC",
+                        help="a field: each agent of --agents plays each of these (n - 1 of them "
+                             "at a table of n) and no other match, e.g. --agents ppo:runs/RUN "
+                             "--against random call raise tag equity")
     parser.add_argument("--hands", type=int, default=20000, help="hands per match (default 20000)")
     parser.add_argument("--players", type=int, default=2)
     parser.add_argument("--seed", type=int, default=0)
@@ -244,8 +264,8 @@ def parse_args(argv: Sequence[str] | None = None) -> TournamentConfig:
         if folder.exists():
             parser.error(f"--name {args.name}: {folder} exists already (an earlier result?); "
                          f"choose another name or remove it")
-    cfg = TournamentConfig(game=args.game, agents=list(args.agents), hands=args.hands,
-                           players=args.players, seed=args.seed, rules=overrides,
+    cfg = TournamentConfig(game=args.game, agents=list(args.agents), against=list(args.against),
+                           hands=args.hands, players=args.players, seed=args.seed, rules=overrides,
                            duplicate=not args.no_duplicate, luck_correction=args.luck_correction,
                            workers=args.workers, ray=args.ray, engine=args.engine, name=args.name,
                            out_dir=args.out, histories=args.histories,

@@ -16,7 +16,8 @@ import pytest
 
 from arena.match import play_match
 from arena.report import crosstable_figure, format_table
-from arena.tournament import TournamentConfig, main, parse_args, run_tournament
+from arena.stats import combine
+from arena.tournament import TournamentConfig, main, parse_args, run_tournament, tables
 
 REPO = Path(__file__).resolve().parent.parent
 QUICK = ["--hands", "4", "--workers", "1", "--no-progress", "--no-write"]
@@ -276,3 +277,45 @@ def test_the_folder_name_says_which_rules_were_overridden(tmp_path):
     (folder,) = tmp_path.iterdir()
     assert folder.name.startswith("follow_the_bitch_low_chicago=true_2p_dup_seed0_")
     assert (folder / "results.json").is_file()
+
+
+# ---------------------------------------------------------------------------------------------
+# --against: one list of agents against a field
+
+
+def test_against_plays_each_agent_against_the_field_only_with_the_round_robins_numbers():
+    """Heads-up, ``--against`` plays exactly each agent of ``--agents`` against each of the field,
+    in that order; a match's deals follow the names at its table, so each match gives the same
+    numbers as that pair in a full round robin."""
+    quick = ["--hands", "200", "--seed", "4", "--workers", "1", "--no-progress", "--no-write"]
+    field = run_tournament(parse_args(["--agents", "tag", "raise", "--against", "call", "random", *quick]))
+    assert [m.agents for m in field.matches] == [("tag", "call"), ("tag", "random"), ("raise", "call"),
+                                                 ("raise", "random")]
+    assert field.config.against == ["call", "random"]
+    assert "raise" not in field.crosstable["tag"] and "random" not in field.crosstable["call"]
+    everyone = run_tournament(parse_args(["--agents", "tag", "raise", "call", "random", *quick]))
+    assert len(everyone.matches) == 6
+    for a, b in field.matches[0].agents, field.matches[3].agents:
+        assert field.crosstable[a][b] == everyone.crosstable[a][b]
+    # the field's ranking: each agent over its own matches only
+    assert field.field["tag"] == combine([m.estimates["tag"] for m in field.matches[:2]])
+    text = format_table(field)
+    assert "Ranking against the field" in text and text.count("\n") > 8
+
+
+def test_against_at_larger_tables_seats_one_agent_with_every_set_of_the_field():
+    assert tables(["a", "b", "x", "y", "z"], 3, 2, True) == [
+        ("a", "x", "y"), ("a", "x", "z"), ("a", "y", "z"), ("b", "x", "y"), ("b", "x", "z"), ("b", "y", "z")]
+    assert tables(["a", "b", "c"], 2, 1, False) == [("a", "b"), ("a", "c"), ("b", "c")]
+    result = run_tournament(parse_args(["--agents", "tag", "--against", "call", "random", "raise",
+                                        "--players", "3", "--hands", "6", "--workers", "1",
+                                        "--no-progress", "--no-write"]))
+    assert [m.agents for m in result.matches] == [("tag", "call", "random"), ("tag", "call", "raise"),
+                                                  ("tag", "random", "raise")]
+
+
+def test_against_with_too_small_a_field_or_a_bad_spec_is_one_line(capsys):
+    msg = _usage_error(["--agents", "tag", "--against", "random", "--players", "3", *QUICK], capsys)
+    assert "3 players against a field need at least 2 agents in --against; got 1" in msg
+    msg = _usage_error(["--agents", "tag", "--against", "nosuchagent", *QUICK], capsys)
+    assert "nosuchagent" in msg
