@@ -13,7 +13,9 @@ case, the pool that run had after step N (the config's baselines, the run's newe
 weights), the learner's draws the same. Each case starts a fresh env (``--slots`` hand slots,
 ``--seed``) and runs ``--steps`` learner steps; it prints the hands finished, the learner's mean
 reward in big bets per 100 hands and a SHA-256 of every step's observations and rewards. Two
-checkouts that print the same digests played the same cards, actions and rewards.
+checkouts that print the same digests played the same cards, actions and rewards. The core
+steps on one thread (its hands are the same on any number) and the NumPy forward passes run on
+``ppo.torch_threads`` BLAS threads, as in training, so the seconds printed are comparable too.
 
 The learner samples from the model's policy (``PPOAgent.choose_batch``) with uniform draws from
 its own generator (``--seed``), so its draws do not depend on the env's. This checkout reads
@@ -73,6 +75,9 @@ def trace(cfg, learner: PPOAgent, baselines: dict, snapshots: list, *, self_play
 
 def main(args: argparse.Namespace) -> int:
     cfg = load_config(args.config)
+    from agents.trained import limit_blas_threads
+
+    limit_blas_threads(cfg.ppo.torch_threads)   # the NumPy forward passes on as many threads as training
     learner = PPOAgent(path=args.model, deterministic=False)
     sp = cfg.opponents.self_play
     baselines = dict(cfg.opponents.baselines)
