@@ -58,12 +58,18 @@ def kill_during(out: Path, overrides: list[str], *, after_checkpoint: int, delay
     return run_dir
 
 
-def test_a_run_killed_at_a_random_point_resumes_to_the_same_weights_and_eval_csv(tmp_path):
-    from train.ppo import cli, main
+@pytest.fixture(scope="module")
+def straight(tmp_path_factory) -> Path:
+    """A smoke run that never stopped: what a resumed one must end as."""
+    from train.ppo import main
+
+    return main(smoke(tmp_path_factory.mktemp("straight")), command=["python"], progress=False)
+
+
+def test_a_run_killed_at_a_random_point_resumes_to_the_same_weights_and_eval_csv(tmp_path, straight):
+    from train.ppo import cli
 
     overrides = []
-    straight = main(smoke(tmp_path / "straight", *overrides), command=["python"], progress=False)
-
     chooser = random.Random()
     after, delay = chooser.choice([0, 512]), chooser.uniform(0.0, 0.3)
     where = f"killed {delay:.2f} s after the checkpoint at {after} timesteps"
@@ -78,6 +84,20 @@ def test_a_run_killed_at_a_random_point_resumes_to_the_same_weights_and_eval_csv
         assert np.array_equal(a[key], b[key]), f"{where}, resumed from {newest}: {key} differs"
     assert eval_rows(run_dir) == eval_rows(straight), where
     assert len(eval_rows(straight)) > 1
+
+
+def test_a_run_killed_before_its_first_eval_row_was_flushed_resumes_with_the_header(tmp_path, straight):
+    """A kill between ``eval.csv``'s creation and its first flush leaves it empty (the smoke
+    run's first evaluation is at step 768, after the checkpoint at 512): the resumed run writes
+    the header and every row, as the run that never stopped."""
+    from train.ppo import cli
+
+    run_dir = kill_during(tmp_path / "killed", [], after_checkpoint=512, delay=0.0)
+    newest = max(int(p.stem.split("_")[1]) for p in (run_dir / "checkpoints").glob("ckpt_*.json"))
+    assert newest == 512, f"the run got to its checkpoint at {newest} before the kill"
+    (run_dir / "eval.csv").write_text("")
+    assert cli(["--resume", str(run_dir), "--no-progress"]) == 0
+    assert eval_rows(run_dir) == eval_rows(straight)
 
 
 def test_periodic_checkpoints_are_exact_and_keep_their_generators(smoke_run):
