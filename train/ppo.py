@@ -182,6 +182,7 @@ def main(cfg: Config, *, resume: str | Path | None = None, command: Sequence[str
         ProgressBar,
         SelfPlay,
         TimeShares,
+        atomic_write_text,
         hands_seed,
         latest_checkpoint,
         restart_hands,
@@ -269,7 +270,8 @@ def main(cfg: Config, *, resume: str | Path | None = None, command: Sequence[str
                 print(f"note: the checkpoint at {done_before} timesteps was saved when the run stopped "
                       f"mid-rollout; the run goes on from it with new hands (not bit for bit as if it "
                       f"had never stopped)", file=sys.stderr, flush=True)
-            (run_dir / "config.yaml").write_text(dump_config(cfg))
+            # Atomic: a resume killed here still leaves the config the next --resume reads.
+            atomic_write_text(run_dir / "config.yaml", dump_config(cfg))
             with (run_dir / "command.txt").open("a") as f:
                 f.write(command_line + "\n")
         # TensorBoard in <run>/tb (SB3's own naming would open tb/MaskablePPO_<n+1> on resume);
