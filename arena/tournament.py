@@ -62,7 +62,8 @@ def run_tournament(cfg: TournamentConfig) -> TournamentResult:
     n = cfg.players
     names = [s.name for s in seats]
     agents = {s.name: s.spec for s in seats}
-    matches = [MatchPlan(i, t, t) for i, t in enumerate(tables(names, n, len(cfg.agents), bool(cfg.against)))]
+    k = len(cfg.agents)   # seats come in order: --agents, then --against
+    matches = [MatchPlan(i, t, t) for i, t in enumerate(tables(names[:k], names[k:], n))]
     groups = max(1, math.ceil(cfg.hands / n))
     start = time.perf_counter()
     luck = luck_default(rules) if cfg.luck_correction is None else cfg.luck_correction
@@ -80,13 +81,12 @@ def run_tournament(cfg: TournamentConfig) -> TournamentResult:
                             specs={s.name: (s.spec, s.canonical) for s in seats})
 
 
-def tables(names: Sequence[str], n: int, k: int, against: bool) -> list[tuple[str, ...]]:
-    """The tables of ``n`` seats a tournament plays, in order: every set of ``n`` of ``names``;
-    with ``against``, each of the first ``k`` names (``--agents``) with every set of ``n - 1`` of
-    the others (``--against``)."""
-    if not against:
-        return list(itertools.combinations(names, n))
-    return [(a, *rest) for a in names[:k] for rest in itertools.combinations(names[k:], n - 1)]
+def tables(agents: Sequence[str], field: Sequence[str], n: int) -> list[tuple[str, ...]]:
+    """The tables of ``n`` seats a tournament plays, in order: every set of ``n`` of ``agents``;
+    given a ``field`` (``--against``), each agent with every set of ``n - 1`` of the field."""
+    if not field:
+        return list(itertools.combinations(agents, n))
+    return [(a, *rest) for a in agents for rest in itertools.combinations(field, n - 1)]
 
 
 def check_config(cfg: TournamentConfig) -> tuple[Rules, list[Seat]]:

@@ -304,9 +304,9 @@ def test_against_plays_each_agent_against_the_field_only_with_the_round_robins_n
 
 
 def test_against_at_larger_tables_seats_one_agent_with_every_set_of_the_field():
-    assert tables(["a", "b", "x", "y", "z"], 3, 2, True) == [
+    assert tables(["a", "b"], ["x", "y", "z"], 3) == [
         ("a", "x", "y"), ("a", "x", "z"), ("a", "y", "z"), ("b", "x", "y"), ("b", "x", "z"), ("b", "y", "z")]
-    assert tables(["a", "b", "c"], 2, 1, False) == [("a", "b"), ("a", "c"), ("b", "c")]
+    assert tables(["a", "b", "c"], [], 2) == [("a", "b"), ("a", "c"), ("b", "c")]
     result = run_tournament(parse_args(["--agents", "tag", "--against", "call", "random", "raise",
                                         "--players", "3", "--hands", "6", "--workers", "1",
                                         "--no-progress", "--no-write"]))

@@ -686,9 +686,9 @@ class Evaluation(EveryTimesteps):
         elif state and state.get("submitted") == timesteps:
             self.missing = timesteps
         dropped = len(body) - len(kept)
-        # A run killed between creating the file and its first flush leaves it empty (or, had it
-        # been cut mid-line, without the rows it was writing): rewritten whole, header first.
-        if dropped or (self.csv_path.exists() and (not rows or rows[0] != self.FIELDS)):
+        # A run killed between creating the file and its first flush leaves it empty: rewritten
+        # whole, header first, as a file cut mid-line is.
+        if dropped or (self.csv_path.exists() and rows[:1] != [self.FIELDS]):
             out = io.StringIO()
             csv.writer(out).writerows([self.FIELDS, *kept])
             atomic_write_text(self.csv_path, out.getvalue())
@@ -736,7 +736,7 @@ class Evaluation(EveryTimesteps):
         rows, values = job.result()
         values.update(extra)
         write_now(logger, values, steps)
-        new = not self.csv_path.exists() or self.csv_path.stat().st_size == 0
+        new = not self.csv_path.exists()
         with self.csv_path.open("a", newline="") as f:
             writer = csv.writer(f)
             if new:
