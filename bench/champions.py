@@ -24,7 +24,7 @@ QUICK = {"hands": 120, "lbr_hands": 40, "champions": ["soko"], "baselines": ["ra
 def measure(game: str, *, hands: int, lbr_hands: int, baselines, seed: int, workers: int) -> list[str]:
     from agents.agent_file import model_info
     from agents.registry import champion_path
-    from arena.exploit import lower_bound
+    from arena.exploit import lower_bound, match_spec
     from arena.match import play_match
 
     info = model_info(champion_path(game))
@@ -47,7 +47,8 @@ def measure(game: str, *, hands: int, lbr_hands: int, baselines, seed: int, work
         lbr_hands = 0
     if lbr_hands:
         start = time.perf_counter()
-        out = lower_bound(rules, LBRAgent(spec), spec, hands=lbr_hands, seed=seed, workers=workers)
+        target = match_spec(spec)   # the deals of `python -m arena.exploit --agent SPEC`
+        out = lower_bound(rules, LBRAgent(target), target, hands=lbr_hands, seed=seed, workers=workers)
         low, high = out["ci95"]
         rows.append(f"| {spec} | LBR (exploitability, lower bound) | {out['match']['hands']} "
                     f"| {out['exploitability_bb_per_100']:+.1f} | [{low:+.1f}, {high:+.1f}] "

@@ -4,6 +4,7 @@ exploit CLI's lbr and learned methods."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -171,6 +172,37 @@ def test_exploit_cli_lbr_and_learned(tmp_path, capsys):
     data = json.loads((tmp_path / "b" / "results.json").read_text())
     assert data["method"] == "learned" and data["best_response_agent"].startswith("ppo:")
     assert data["steps"] == 512 and data["match"]["hands"] == 40
+
+
+def test_exploit_cli_deals_do_not_follow_the_run_folder(tmp_path):
+    """The same weights in two run folders (whose names a ppo model is shown by) meet the same
+    deals: the CLI names its target ``target`` unless the spec names it, so the numbers are the
+    same, and the same as with ``name=target``; a name given still picks the deals."""
+    import shutil
+
+    from agents.agent_file import FINAL_AGENT
+
+    champion = Path(__file__).resolve().parent.parent / "agents" / "champions" / "soko.safetensors"
+    for run in ("soko_ppo__s0__20260101-120000", "soko_ppo__s0__20260102-080000"):
+        (tmp_path / run).mkdir()
+        shutil.copy(champion, tmp_path / run / FINAL_AGENT)
+
+    def exploit(spec: str, name: str) -> dict:
+        assert exploit_main(["--game", "soko", "--agent", spec, "--method", "lbr", "--hands", "40",
+                             "--samples", "20", "--out", str(tmp_path / "out"), "--name", name,
+                             "--no-progress"]) == 0
+        return json.loads((tmp_path / "out" / name / "results.json").read_text())
+
+    a = exploit(f"ppo:{tmp_path / 'soko_ppo__s0__20260101-120000' / FINAL_AGENT}", "a")
+    b = exploit(f"ppo:{tmp_path / 'soko_ppo__s0__20260102-080000'}", "b")
+    named = exploit(f"ppo:{tmp_path / 'soko_ppo__s0__20260101-120000'},name=target", "t")
+    other = exploit(f"ppo:{tmp_path / 'soko_ppo__s0__20260101-120000'},name=other", "o")
+    assert a["agent"].endswith(FINAL_AGENT) and b["agent"].endswith("20260102-080000")  # as given
+    assert a["match"] == b["match"] == named["match"]        # its agents, hands and every estimate
+    assert a["match"]["agents"] == ["lbr:target", "target"]
+    assert a["ci95"] == b["ci95"] == named["ci95"]
+    assert other["match"]["agents"] == ["lbr:other", "other"]
+    assert other["exploitability_bb_per_100"] != a["exploitability_bb_per_100"]   # other deals
 
 
 def test_exploit_cli_errors_are_one_line(capsys):
