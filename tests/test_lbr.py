@@ -205,6 +205,16 @@ def test_exploit_cli_deals_do_not_follow_the_run_folder(tmp_path):
     assert other["exploitability_bb_per_100"] != a["exploitability_bb_per_100"]   # other deals
 
 
+def test_match_spec_adds_the_name_to_any_spelling_of_a_spec():
+    from agents.registry import parse_spec
+    from arena.exploit import match_spec
+
+    for spec, options in [("tag", {}), ("tag:", {}), (" call ", {}), ("equity:samples=50", {"samples": 50}),
+                          ("ppo:runs/x/final_model.zip", {"path": "runs/x/final_model.zip"})]:
+        assert parse_spec(match_spec(spec))[1] == {**options, "name": "target"}
+    assert match_spec("tag:name=mine") == "tag:name=mine"
+
+
 def test_exploit_cli_errors_are_one_line(capsys):
     assert exploit_main(["--game", "follow_the_bitch", "--agent", "call", "--method", "lbr"]) == 2
     err = capsys.readouterr().err
