@@ -25,7 +25,7 @@ from arena.match import worker_count
 from arena.results import TournamentConfig, TournamentResult
 from arena.stats import Estimate
 
-__all__ = ["format_table", "crosstable_figure", "write_outputs", "default_name"]
+__all__ = ["format_table", "cross_sides", "crosstable_figure", "write_outputs", "default_name"]
 
 
 def _fmt(e: Estimate | None, width: int = 0) -> str:
@@ -53,11 +53,12 @@ def format_table(result: TournamentResult) -> str:
         hands = sum(m.hands for m in result.matches if a in m.agents)
         lines.append(f"  {i + 1:<2} {a.ljust(width)}{e.mean:>+9.1f}  "
                      f"[{e.low:>+8.1f}, {e.high:>+8.1f}]  {hands:>8}")
+    rows, columns = cross_sides(result)
     lines += ["", "Cross-table: row agent against column agent (bb/100 ± 95% half-width)"]
-    lines += _cross_lines(result.agents, result.crosstable)
+    lines += _cross_lines(rows, columns, result.crosstable)
     if result.raw_crosstable is not None:
         lines += ["", "Without the luck correction (raw results)"]
-        lines += _cross_lines(result.agents, result.raw_crosstable)
+        lines += _cross_lines(rows, columns, result.raw_crosstable)
     split = "Ray actors" if getattr(cfg, "ray", None) is not None else f"{worker_count(cfg.workers)} workers"
     lines += ["", f"{result.hands} hands in {result.seconds:.1f} s "
               f"({result.hands_per_second:.0f} hands/s, {split}; "
@@ -65,18 +66,35 @@ def format_table(result: TournamentResult) -> str:
     return "\n".join(lines)
 
 
-def _cross_lines(agents: Sequence[str], cross: dict[str, dict[str, Estimate]]) -> list[str]:
-    """The cross-table's lines: columns headed by the agents' names when every name fits a
-    14-character cell, otherwise by numbers that the rows carry in front of the names."""
+def cross_sides(result: TournamentResult) -> tuple[list[str], list[str]]:
+    """The cross-table's rows and columns: every agent both ways, or with ``--against`` the
+    agents of ``--agents`` as rows and the field as columns (the field's rows would be the same
+    matches seen from the other side, and its cells among itself were never played)."""
+    k = len(result.config.agents)
+    if getattr(result.config, "against", None):
+        return list(result.agents[:k]), list(result.agents[k:])
+    return list(result.agents), list(result.agents)
+
+
+def _cross_lines(agents: Sequence[str], columns: Sequence[str],
+                 cross: dict[str, dict[str, Estimate]]) -> list[str]:
+    """The cross-table's lines, ``agents`` as rows and ``columns`` as columns: columns headed by
+    the names when every name fits a 14-character cell, otherwise by numbers that the rows carry
+    in front of the names (a line under the table names the columns that are not rows)."""
     cell = 14
-    numbered = max(len(a) for a in agents) > cell - 1
-    rows = [f"{i + 1:>2} {a}" if numbered else a for i, a in enumerate(agents)]
-    heads = [str(i + 1) if numbered else a for i, a in enumerate(agents)]
+    everyone = list(dict.fromkeys([*agents, *columns]))
+    number = {a: i + 1 for i, a in enumerate(everyone)}
+    numbered = max(len(a) for a in everyone) > cell - 1
+    rows = [f"{number[a]:>2} {a}" if numbered else a for a in agents]
+    heads = [str(number[b]) if numbered else b for b in columns]
     width = max(len(r) for r in rows) + 2
     lines = [" " * width + "".join(h.rjust(cell) for h in heads)]
     for a, row in zip(agents, rows):
         lines.append(row.ljust(width) + "".join(_fmt(cross[a].get(b), cell) if a != b else ".".rjust(cell)
-                                                for b in agents))
+                                                for b in columns))
+    unnamed = [b for b in columns if b not in agents]
+    if numbered and unnamed:
+        lines.append("columns: " + ", ".join(f"{number[b]} {b}" for b in unnamed))
     return lines
 
 
@@ -111,31 +129,32 @@ def crosstable_figure(result: TournamentResult):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    agents = result.agents
-    k = len(agents)
-    grid = np.full((k, k), np.nan)
+    agents, columns = cross_sides(result)
+    grid = np.full((len(agents), len(columns)), np.nan)
     for i, a in enumerate(agents):
-        for j, b in enumerate(agents):
+        for j, b in enumerate(columns):
             e = result.crosstable[a].get(b)
             if e is not None:
                 grid[i, j] = e.mean
     limit = float(np.nanmax(np.abs(grid))) if np.isfinite(grid).any() else 1.0
     limit = limit or 1.0
-    longest = max(len(a) for a in agents)
-    label_inches = 0.075 * longest   # 8-point text: about 0.075 inch a character
-    cell = 0.95
-    fig = plt.figure(figsize=(max(5.0, 1.6 + label_inches + cell * k),
-                              max(3.5, 1.3 + 0.7 * label_inches + cell * k)), layout="constrained")
+    def label_inches(names) -> float:   # 8-point text: about 0.075 inch a character
+        return 0.075 * max(len(a) for a in names)
+
+    cell = 0.95   # the rows' names beside the grid, the columns' (at 45 degrees) under it
+    fig = plt.figure(figsize=(max(5.0, 1.6 + label_inches(agents) + cell * len(columns)),
+                              max(3.5, 1.3 + 0.7 * label_inches(columns) + cell * len(agents))),
+                     layout="constrained")
     ax = fig.add_subplot()
     image = ax.imshow(grid, cmap="RdBu", vmin=-limit, vmax=limit)
     for i, a in enumerate(agents):
-        for j, b in enumerate(agents):
+        for j, b in enumerate(columns):
             e = result.crosstable[a].get(b)
             if e is not None:
                 ax.text(j, i, f"{e.mean:+.1f}\n±{e.half_width:.1f}", ha="center", va="center", fontsize=8,
                         color="white" if abs(e.mean) > 0.6 * limit else "black")
-    ax.set_xticks(range(k), agents, rotation=45, ha="right", rotation_mode="anchor", fontsize=8)
-    ax.set_yticks(range(k), agents, fontsize=8)
+    ax.set_xticks(range(len(columns)), columns, rotation=45, ha="right", rotation_mode="anchor", fontsize=8)
+    ax.set_yticks(range(len(agents)), agents, fontsize=8)
     ax.set_xlabel("opponent")
     ax.set_ylabel("agent")
     scheme = "duplicate" if result.config.duplicate else "no duplicate"

@@ -209,6 +209,17 @@ def test_long_names_are_numbered_in_the_cross_table():
     assert row1.startswith(f" 1 {long}") and row2.startswith(" 2 tag")
 
 
+def test_long_names_in_an_against_table_name_the_columns_under_it():
+    long = "equity:samples=8,raise_edge=0.25,call_margin=0.05"
+    result = run_tournament(TournamentConfig(agents=["tag"], against=[long, "random"], hands=4, workers=1,
+                                             progress=False, write=False, luck_correction=False))
+    lines = format_table(result).splitlines()
+    start = lines.index("Cross-table: row agent against column agent (bb/100 ± 95% half-width)")
+    header, row, legend = lines[start + 1:start + 4]
+    assert header.split() == ["2", "3"] and row.startswith(" 1 tag") and len(row.split()) == 4
+    assert legend == f"columns: 2 {long}, 3 random"
+
+
 def _boxes_overlap(a, b) -> bool:
     return a.x0 < b.x1 and b.x0 < a.x1 and a.y0 < b.y1 and b.y0 < a.y1
 
@@ -301,6 +312,19 @@ def test_against_plays_each_agent_against_the_field_only_with_the_round_robins_n
     assert field.field["tag"] == combine([m.estimates["tag"] for m in field.matches[:2]])
     text = format_table(field)
     assert "Ranking against the field" in text and text.count("\n") > 8
+    # the cross-table: the agents as rows, the field as columns, every cell played
+    lines = text.splitlines()
+    start = lines.index("Cross-table: row agent against column agent (bb/100 ± 95% half-width)")
+    header, tag_row, raise_row, after = lines[start + 1:start + 5]
+    assert header.split() == ["call", "random"] and after == ""
+    assert tag_row.split()[0] == "tag" and raise_row.split()[0] == "raise"
+    assert tag_row.split()[1:] == [f"{e.mean:+.1f}±{e.half_width:.1f}" for e in
+                                   (field.crosstable["tag"]["call"], field.crosstable["tag"]["random"])]
+    fig = crosstable_figure(field)
+    ax = fig.axes[0]
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["call", "random"]
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["tag", "raise"]
+    assert len(ax.texts) == 4   # a value in each cell
 
 
 def test_against_at_larger_tables_seats_one_agent_with_every_set_of_the_field():
