@@ -138,13 +138,12 @@ def crosstable_figure(result: TournamentResult):
                 grid[i, j] = e.mean
     limit = float(np.nanmax(np.abs(grid))) if np.isfinite(grid).any() else 1.0
     limit = limit or 1.0
-    def label_inches(names) -> float:   # 8-point text: about 0.075 inch a character
-        return 0.075 * max(len(a) for a in names)
-
-    cell = 0.95   # the rows' names beside the grid, the columns' (at 45 degrees) under it
-    fig = plt.figure(figsize=(max(5.0, 1.6 + label_inches(agents) + cell * len(columns)),
-                              max(3.5, 1.3 + 0.7 * label_inches(columns) + cell * len(agents))),
-                     layout="constrained")
+    # 8-point text: about 0.075 inch a character; the rows' names beside the grid, the
+    # columns' (at 45 degrees) under it
+    row_labels, column_labels = (0.075 * max(len(a) for a in names) for names in (agents, columns))
+    cell = 0.95
+    fig = plt.figure(figsize=(max(5.0, 1.6 + row_labels + cell * len(columns)),
+                              max(3.5, 1.3 + 0.7 * column_labels + cell * len(agents))), layout="constrained")
     ax = fig.add_subplot()
     image = ax.imshow(grid, cmap="RdBu", vmin=-limit, vmax=limit)
     for i, a in enumerate(agents):
