@@ -35,12 +35,11 @@ from pathlib import Path
 import numpy as np
 import quick_option  # bench/quick_option.py (this folder is on sys.path for a script)
 
+from agents.registry import champion_path
 from agents.trained import PPOAgent
 from train.batched_vec import make_batched_vec_env
 from train.config import load_config
 from train.vec import set_pool
-
-CHAMPION = Path(__file__).resolve().parent.parent / "agents" / "champions" / "soko.safetensors"
 
 
 def _snapshots(run: Path, step: int, keep: int) -> list[Path]:
@@ -106,7 +105,7 @@ def main(args: argparse.Namespace) -> int:
 
 def cli(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--model", default=str(CHAMPION),
+    p.add_argument("--model", default=None,
                    help="the learner: an agent file or an SB3 zip (default: the shipped Soko champion)")
     p.add_argument("--config", default="configs/soko_ppo.yaml", help="the env and the opponents")
     p.add_argument("--run", default=None, help="a run folder: its pool after --step instead of each opponent")
@@ -117,6 +116,11 @@ def cli(argv=None) -> int:
     args = quick_option.parse_args(p, {"steps": 2048}, argv)
     if args.steps < 1 or args.slots < 1:
         p.error("--steps and --slots must be at least 1")
+    if args.model is None:
+        try:
+            args.model = str(champion_path("soko"))
+        except ValueError as exc:   # not installed
+            p.error(str(exc))
     if not Path(args.model).exists():
         p.error(f"--model {args.model}: no such file")
     try:

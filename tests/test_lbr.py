@@ -4,7 +4,6 @@ exploit CLI's lbr and learned methods."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -181,8 +180,9 @@ def test_exploit_cli_deals_do_not_follow_the_run_folder(tmp_path):
     import shutil
 
     from agents.agent_file import FINAL_AGENT
+    from agents.registry import champion_path
 
-    champion = Path(__file__).resolve().parent.parent / "agents" / "champions" / "soko.safetensors"
+    champion = champion_path("soko")
     for run in ("soko_ppo__s0__20260101-120000", "soko_ppo__s0__20260102-080000"):
         (tmp_path / run).mkdir()
         shutil.copy(champion, tmp_path / run / FINAL_AGENT)
