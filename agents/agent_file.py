@@ -50,7 +50,6 @@ import dataclasses
 import hashlib
 import io
 import json
-import os
 import re
 import warnings
 import zipfile
@@ -58,6 +57,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from envs.files import atomic_write_bytes
 
 __all__ = ["AgentFileError", "ModelInfo", "FORMAT", "VERSION", "FINAL_MODEL", "FINAL_AGENT",
            "EXTRACTORS", "ACTIVATION_NAMES", "policy_kwargs", "resolve_model", "model_info", "check_model",
@@ -668,10 +669,7 @@ def save_agent_file(path: str | Path, policy, *, rules, features=(), players: in
     data = save(tensors, metadata={METADATA_KEY: json.dumps(header, sort_keys=True)})
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_bytes(data)
-    os.replace(tmp, path)   # a reader never sees half a file
-    return path
+    return atomic_write_bytes(path, data)   # a reader never sees half a file
 
 
 def _jsonable(value):

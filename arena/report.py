@@ -13,6 +13,7 @@ one a hand (``<match>/<n>.phh``).
 from __future__ import annotations
 
 import csv
+import io
 import json
 import re
 from datetime import datetime
@@ -24,6 +25,7 @@ import numpy as np
 from arena.match import worker_count
 from arena.results import TournamentConfig, TournamentResult
 from arena.stats import Estimate
+from envs.files import atomic_write_bytes, atomic_write_text
 
 __all__ = ["format_table", "cross_sides", "crosstable_figure", "write_outputs", "default_name"]
 
@@ -100,24 +102,27 @@ def _cross_lines(agents: Sequence[str], columns: Sequence[str],
 
 def _write_csv(result: TournamentResult, path: Path) -> None:
     agents = result.agents
-    with path.open("w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(["agent"] + list(agents) + ["field", "field_ci95_low", "field_ci95_high"])
-        for a in agents:
-            row = [a]
-            for b in agents:
-                e = result.crosstable[a].get(b)
-                row.append("" if e is None else f"{e.mean:.3f}")
-            fe = result.field[a]
-            w.writerow(row + [f"{fe.mean:.3f}", f"{fe.low:.3f}", f"{fe.high:.3f}"])
+    out = io.StringIO(newline="")
+    w = csv.writer(out)
+    w.writerow(["agent"] + list(agents) + ["field", "field_ci95_low", "field_ci95_high"])
+    for a in agents:
+        row = [a]
+        for b in agents:
+            e = result.crosstable[a].get(b)
+            row.append("" if e is None else f"{e.mean:.3f}")
+        fe = result.field[a]
+        w.writerow(row + [f"{fe.mean:.3f}", f"{fe.low:.3f}", f"{fe.high:.3f}"])
+    atomic_write_text(path, out.getvalue())
 
 
 def _write_png(result: TournamentResult, path: Path) -> None:
     import matplotlib.pyplot as plt
 
     fig = crosstable_figure(result)
-    fig.savefig(path, dpi=150)
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=150)
     plt.close(fig)
+    atomic_write_bytes(path, buffer.getvalue())
 
 
 def crosstable_figure(result: TournamentResult):
@@ -173,18 +178,18 @@ def write_outputs(result: TournamentResult, folder: Path, argv: Sequence[str] | 
     folder.mkdir(parents=True, exist_ok=True)
     data = result.as_dict()
     data["command"] = " ".join(argv) if argv else None
-    (folder / "results.json").write_text(json.dumps(data, indent=2, default=str) + "\n")
+    atomic_write_text(folder / "results.json", json.dumps(data, indent=2, default=str) + "\n")
     _write_csv(result, folder / "crosstable.csv")
     _write_png(result, folder / "crosstable.png")
     if result.config.histories:
         hist = folder / "histories"
         hist.mkdir(exist_ok=True)
         for m in result.matches:
-            (hist / f"{_slug('_vs_'.join(m.agents))}.txt").write_text("\n".join(m.histories))
+            atomic_write_text(hist / f"{_slug('_vs_'.join(m.agents))}.txt", "\n".join(m.histories))
             phh = hist / _slug("_vs_".join(m.agents))  # one .phh file a hand (docs/hand_histories.md)
             phh.mkdir(exist_ok=True)
             for number, text in enumerate(m.phh_histories, 1):
-                (phh / f"{number}.phh").write_text(text)
+                atomic_write_text(phh / f"{number}.phh", text)
 
 
 def default_name(cfg: TournamentConfig, when: datetime | None = None) -> str:

@@ -336,7 +336,8 @@ def test_ctrl_c_leaves_a_loadable_checkpoint_and_resume_finishes(tmp_path, monke
 def test_a_crash_during_a_save_keeps_the_previous_checkpoint(smoke_run, tmp_path, monkeypatch):
     from sb3_contrib import MaskablePPO
 
-    from train.callbacks import atomic_write_bytes, latest_checkpoint
+    from envs.files import atomic_write_bytes
+    from train.callbacks import latest_checkpoint
 
     _, run_dir = smoke_run
     path, state = latest_checkpoint(run_dir / "checkpoints")

@@ -45,10 +45,11 @@ import numpy as np
 from stable_baselines3.common.callbacks import BaseCallback
 
 from agents.trained import PPOAgent
+from envs.files import atomic_write_bytes, atomic_write_text
 from train.config import Config, repo_path
 from train.vec import set_pool
 
-__all__ = ["atomic_write_bytes", "save_model", "ProgressBar", "PokerStats", "SelfPlay", "Checkpoints",
+__all__ = ["save_model", "ProgressBar", "PokerStats", "SelfPlay", "Checkpoints",
            "Evaluation", "OpponentPool", "tag_name", "latest_checkpoint", "checkpoint_files",
            "read_checkpoint_state", "referenced_snapshots", "write_now", "hands_seed", "restart_hands"]
 
@@ -58,22 +59,7 @@ LEARNER = "learner"
 
 
 # --------------------------------------------------------------------------------------------
-# Atomic files
-
-
-def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` through a temporary file in the same folder and ``os.replace``."""
-    path = Path(path)
-    tmp = path.with_name(f".{path.name}.tmp")
-    with open(tmp, "wb") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
-
-
-def atomic_write_text(path: Path, text: str) -> None:
-    atomic_write_bytes(path, text.encode())
+# Saving models (atomically: envs.files)
 
 
 def save_model(model, path: Path) -> Path:

@@ -172,6 +172,7 @@ def main(cfg: Config, *, resume: str | Path | None = None, command: Sequence[str
     from stable_baselines3.common.callbacks import CallbackList
 
     from agents.agent_file import FINAL_AGENT
+    from envs.files import atomic_write_text
     from train import rng_state
     from train.callbacks import (
         Checkpoints,
@@ -182,7 +183,6 @@ def main(cfg: Config, *, resume: str | Path | None = None, command: Sequence[str
         ProgressBar,
         SelfPlay,
         TimeShares,
-        atomic_write_text,
         hands_seed,
         latest_checkpoint,
         restart_hands,

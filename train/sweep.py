@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import io
 import itertools
 import json
 import math
@@ -48,6 +49,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from envs.files import atomic_write_bytes, atomic_write_text
 from train.checks import checked_config_from_dict, load_checked_config
 from train.config import ConfigError, read_yaml
 
@@ -304,19 +306,20 @@ def summarize(sweep_dir: Path, trials: Sequence[dict], *, metric: str = "eval/bb
     if missing:
         lines += [f"No evaluation from: {', '.join(missing)}.", ""]
     lines += ["![curves](curves.png)", ""]
-    (sweep_dir / "summary.md").write_text("\n".join(lines))
+    atomic_write_text(sweep_dir / "summary.md", "\n".join(lines))
 
     # summary.csv
-    with (sweep_dir / "summary.csv").open("w", newline="") as f:
-        writer = csv.writer(f)
-        writer.writerow(["point", "metric", "seeds", "mean", "ci95_low", "ci95_high", "per_seed"])
-        for point in points:
-            for m in metrics:
-                c = table[point].get(m)
-                if c:
-                    writer.writerow([point, m, c["n"], f"{c['mean']:.4f}", f"{c['low']:.4f}",
-                                     f"{c['high']:.4f}",
-                                     " ".join(f"{s}:{v:.4f}" for s, v in c["seeds"].items())])
+    out = io.StringIO(newline="")
+    writer = csv.writer(out)
+    writer.writerow(["point", "metric", "seeds", "mean", "ci95_low", "ci95_high", "per_seed"])
+    for point in points:
+        for m in metrics:
+            c = table[point].get(m)
+            if c:
+                writer.writerow([point, m, c["n"], f"{c['mean']:.4f}", f"{c['low']:.4f}",
+                                 f"{c['high']:.4f}",
+                                 " ".join(f"{s}:{v:.4f}" for s, v in c["seeds"].items())])
+    atomic_write_text(sweep_dir / "summary.csv", out.getvalue())
     _plot(sweep_dir / "curves.png", curves, [m for m in metrics if "bb100" in m] or metrics)
     return summary
 
@@ -349,8 +352,10 @@ def _plot(path: Path, curves: dict[str, dict[int, list[dict]]], metrics: list[st
     axes[0][0].set_ylabel("bb/100")
     axes[0][0].legend(fontsize=7)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=110)
     plt.close(fig)
+    atomic_write_bytes(path, buffer.getvalue())
 
 
 # --------------------------------------------------------------------------------------------
@@ -432,7 +437,7 @@ def main(args: argparse.Namespace) -> dict[str, Any]:
     (out / "runs").mkdir(parents=True, exist_ok=True)
     record = {"command": shlex.join([sys.executable, "-m", "train.sweep", *sys.argv[1:]]), "trials": trials,
               "address": args.address}
-    (out / "sweep.json").write_text(json.dumps(record, indent=2) + "\n")
+    atomic_write_text(out / "sweep.json", json.dumps(record, indent=2) + "\n")
     print(f"sweep: {len(trials)} trials on {ray.cluster_resources().get('CPU', 0):g} CPUs; folder {out}",
           flush=True)
     try:

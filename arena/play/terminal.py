@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TextIO
 
 from arena.play.table import Table
+from envs.files import atomic_write_text
 
 __all__ = ["parse_choice", "play_terminal", "render_result", "render_text"]
 
@@ -191,6 +192,6 @@ def save_phh(table: Table, folder: str | Path, say: Callable[[str], None]) -> Pa
     name = f"{seed if seed is not None else secrets.token_hex(4)}-{record.number}"
     fields = {"table_seed": seed} if seed is not None else {}
     path = folder / f"{table.rules.name}_{name}.phh"
-    path.write_text(phh.to_phh(record.game, seat=table.human, hand_id=name, **fields))
+    atomic_write_text(path, phh.to_phh(record.game, seat=table.human, hand_id=name, **fields))
     say(f"Saved {path}")
     return path
