@@ -40,6 +40,7 @@ from arena.report import default_name, format_table, write_outputs
 from arena.results import MatchResult, TournamentConfig, TournamentResult
 from arena.stats import Estimate, combine, mean_ci
 from envs.engine.rules import RULES, Rules, check_players, get_rules
+from envs.files import make_folder
 
 __all__ = ["TournamentConfig", "TournamentResult", "run_tournament", "check_config", "luck_default", "tables",
            "main", "parse_args", "cli"]
@@ -274,6 +275,11 @@ def parse_args(argv: Sequence[str] | None = None) -> TournamentConfig:
         check_config(cfg)
     except ValueError as exc:
         parser.error(str(exc))
+    if cfg.write:
+        try:   # now, not after the tournament has played
+            make_folder(cfg.out_dir)
+        except ValueError as exc:
+            parser.error(f"--out: {exc}")
     return cfg
 
 

@@ -5,7 +5,10 @@ files, a tournament's or an exploitability run's ``results.json``, a sweep's sum
 history) goes through :func:`atomic_write_bytes`: the bytes go to a temporary file in the same
 folder, are flushed to the disk, and the temporary file is moved into place with ``os.replace``.
 A crash, Ctrl-C or full disk in the middle of a write leaves the previous file whole (or no file),
-never half of one. Standard library only, so every layer can use it.
+never half of one. :func:`make_folder` makes an output folder before a command does its work
+(:func:`check_folder` only looks), so that a folder that cannot be made (a file in its path, no
+permission) is one line at the start, not a traceback after the work. Standard library only, so
+every layer can use it.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-__all__ = ["atomic_write_bytes", "atomic_write_text"]
+__all__ = ["atomic_write_bytes", "atomic_write_text", "check_folder", "make_folder"]
 
 
 def atomic_write_bytes(path: str | Path, data: bytes) -> Path:
@@ -36,3 +39,30 @@ def atomic_write_bytes(path: str | Path, data: bytes) -> Path:
 def atomic_write_text(path: str | Path, text: str) -> Path:
     """:func:`atomic_write_bytes` of ``text`` in UTF-8."""
     return atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def check_folder(path: str | Path) -> Path:
+    """A ``ValueError`` with one line saying why when the folder ``path`` could not be made or
+    written in (a file where a folder of its path should be, no permission), without making
+    anything; else ``path``."""
+    path = Path(path)
+    for part in (path, *path.parents):
+        if part.exists():
+            if not part.is_dir():
+                raise ValueError(f"cannot make the folder {path}: {part} is a file, not a folder")
+            if not os.access(part, os.W_OK | os.X_OK):
+                verb = "write in" if part == path else "make"
+                raise ValueError(f"cannot {verb} the folder {path}: {part} is not writable")
+            break
+    return path
+
+
+def make_folder(path: str | Path) -> Path:
+    """Make the folder ``path`` and its parents (nothing when it exists) and return it; a
+    ``ValueError`` with one line saying why when it cannot be made or written in."""
+    path = check_folder(path)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ValueError(f"cannot make the folder {path}: {exc.strerror or exc}") from None
+    return path

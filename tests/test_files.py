@@ -65,3 +65,24 @@ def test_a_tournament_that_fails_while_writing_keeps_the_previous_results(tmp_pa
     monkeypatch.undo()
     assert (tmp_path / "results.json").read_text() == before
     assert not [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_check_folder_names_what_is_in_the_way_and_makes_nothing(tmp_path, monkeypatch):
+    from envs.files import check_folder, make_folder
+
+    def why(call, path) -> str:
+        with pytest.raises(ValueError) as info:
+            call(path)
+        return str(info.value)
+
+    (tmp_path / "f").write_text("")
+    inside = tmp_path / "f" / "a" / "b"
+    assert why(check_folder, inside) == (f"cannot make the folder {inside}: {tmp_path / 'f'} is a file, "
+                                         "not a folder")
+    assert check_folder(tmp_path / "new" / "deeper") == tmp_path / "new" / "deeper"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["f"]
+    assert make_folder(tmp_path / "new" / "deeper").is_dir()
+    monkeypatch.setattr(os, "access", lambda path, mode: False)
+    x = tmp_path / "x"
+    assert why(make_folder, x) == f"cannot make the folder {x}: {tmp_path} is not writable"
+    assert why(make_folder, tmp_path) == f"cannot write in the folder {tmp_path}: {tmp_path} is not writable"

@@ -43,6 +43,21 @@ def test_bad_input_is_one_line_and_exit_2(argv, words, tmp_path, capsys):
     assert not (tmp_path / "sweep").exists()
 
 
+def test_an_out_folder_inside_a_file_is_one_line_before_ray_starts(tmp_path, capsys, monkeypatch):
+    import arena.cluster
+
+    def never(address):
+        raise AssertionError("Ray started before --out was checked")
+
+    monkeypatch.setattr(arena.cluster, "connect", never)
+    (tmp_path / "a_file").write_text("")
+    out = tmp_path / "a_file" / "sweep"
+    assert cli(["--config", str(SMOKE), "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err == (f"config error: --out: cannot make the folder {out / 'runs'}: {tmp_path / 'a_file'} is a "
+                   f"file, not a folder\n")
+
+
 def write_trial(folder, rows):
     folder.mkdir(parents=True)
     with (folder / "metrics.jsonl").open("w") as f:

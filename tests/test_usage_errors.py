@@ -227,3 +227,57 @@ def test_exploit_never_overwrites_an_earlier_result_nor_leaves_an_empty_folder(t
                          "--out", tmp_path], capsys)
     assert code == 2 and "wild cards" in one_line(err)
     assert [p.name for p in tmp_path.iterdir()] == ["x"]
+
+
+# ---------------------------------------------------------------------------------------------
+# An output folder that cannot be made: one line at the start, before any work
+
+
+def test_an_output_folder_in_a_file_is_one_line_before_any_work(tmp_path, capsys, monkeypatch):
+    import arena.tournament
+    import train.ppo
+    from arena.play.__main__ import main as play_main
+    from arena.play.__main__ import parse_args as play_args
+
+    blocker = tmp_path / "a_file"
+    blocker.write_text("keep me")
+    inside = blocker / "runs"
+    why = f"cannot make the folder {inside}: {blocker} is a file, not a folder"
+
+    def never(*args, **kwargs):
+        raise AssertionError("the work started before the folder was checked")
+
+    monkeypatch.setattr(arena.tournament, "run_tournament", never)
+    code, err = arena_cli(["--agents", "random", "call", *QUICK, "--out", inside], capsys)
+    assert code == 2 and one_line(err) == f"python -m arena: error: --out: {why}"
+
+    code, err = exploit(["--game", "soko_mini", "--agent", "call", "--out", inside], capsys)
+    assert code == 2 and one_line(err) == f"error: --out: {why}"
+
+    monkeypatch.setattr(train.ppo, "training_env", never)
+    code, err = train_cli(["--config", SMOKE, "--set", f"run.out_dir={inside}"], capsys)
+    assert code == 2 and one_line(err) == f"config error: run.out_dir: {why}"
+
+    assert play_main(play_args(["--game", "soko", "--opponent", "call", "--phh-dir", str(inside)])) == 2
+    assert one_line(capsys.readouterr().err) == f"error: --phh-dir: {why}"
+    assert blocker.read_text() == "keep me" and sorted(p.name for p in tmp_path.iterdir()) == ["a_file"]
+
+
+def test_a_hand_that_cannot_be_saved_says_so_and_the_game_goes_on(tmp_path):
+    from arena.play.table import Table, TableConfig
+    from arena.play.terminal import save_phh
+    from envs.engine.phh import read_phh
+
+    table = Table(TableConfig(game="soko", players=2, opponents=("call",), seed=3))
+    table.play_agents()
+    while not table.game.is_over:
+        table.act(1)   # check or call to the end
+    blocker = tmp_path / "a_file"
+    blocker.write_text("")
+    said = []
+    assert save_phh(table, blocker / "hands", said.append) is None
+    assert said == [f"Could not save the hand: cannot make the folder {blocker / 'hands'}: {blocker} is a "
+                    f"file, not a folder"]
+    path = save_phh(table, tmp_path / "hands", said.append)
+    assert said[-1] == f"Saved {path}" and path.parent == tmp_path / "hands"
+    assert read_phh(path.read_text()).payoffs == table.game.payoffs

@@ -53,6 +53,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from envs.files import make_folder
 from train.checks import check_config, checked_config_from_dict, load_checked_config
 from train.config import (
     Config,
@@ -196,6 +197,10 @@ def main(cfg: Config, *, resume: str | Path | None = None, command: Sequence[str
     check_config(cfg)   # before any folder is made, whatever built cfg (train/checks.py)
     check_agents(cfg)
     if resume is None:
+        try:   # a file in the way or no permission: one line, not a traceback
+            make_folder(cfg.run.out_dir if run_dir is None else Path(run_dir).parent)
+        except ValueError as exc:
+            raise ConfigError(f"run.out_dir: {exc}" if run_dir is None else str(exc)) from None
         if run_dir is None:
             run_dir = new_run_dir(cfg)
         else:

@@ -49,7 +49,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from envs.files import atomic_write_bytes, atomic_write_text
+from envs.files import atomic_write_bytes, atomic_write_text, check_folder
 from train.checks import checked_config_from_dict, load_checked_config
 from train.config import ConfigError, read_yaml
 
@@ -430,6 +430,10 @@ def main(args: argparse.Namespace) -> dict[str, Any]:
     from arena.cluster import connect
 
     out, trials = plan(args)
+    try:
+        check_folder(out / "runs")
+    except ValueError as exc:
+        raise ConfigError(f"--out: {exc}") from None
     try:
         started_here = connect(args.address)
     except ValueError as exc:

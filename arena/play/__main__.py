@@ -95,6 +95,14 @@ def main(cfg: PlayConfig) -> int:
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    if cfg.phh_dir is not None:
+        from envs.files import make_folder
+
+        try:
+            make_folder(cfg.phh_dir)
+        except ValueError as exc:
+            print(f"error: --phh-dir: {exc}", file=sys.stderr)
+            return 2
     try:
         play_terminal(table, hands=cfg.hands, ascii_only=cfg.ascii, phh_dir=cfg.phh_dir)
     except KeyboardInterrupt:

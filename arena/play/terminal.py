@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import TextIO
 
 from arena.play.table import Table
-from envs.files import atomic_write_text
+from envs.engine import phh
+from envs.files import atomic_write_text, make_folder
 
 __all__ = ["parse_choice", "play_terminal", "render_result", "render_text"]
 
@@ -178,20 +179,17 @@ def play_terminal(table: Table, *, input_fn: Callable[[str], str] = input, out: 
 
 
 def save_phh(table: Table, folder: str | Path, say: Callable[[str], None]) -> Path | None:
-    """Write the last finished hand as a PHH file in ``folder``; None (and a line saying why)
-    where ``envs.engine.phh`` is not installed."""
-    try:
-        from envs.engine import phh
-    except ImportError:
-        say("PHH export needs envs/engine/phh.py, which this version does not have.")
-        return None
+    """Write the last finished hand as a PHH file in ``folder``; None, and a line saying why,
+    when the file cannot be written (the game goes on)."""
     record = table.history[-1]
-    folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
     seed = table.public_seed
     name = f"{seed if seed is not None else secrets.token_hex(4)}-{record.number}"
     fields = {"table_seed": seed} if seed is not None else {}
-    path = folder / f"{table.rules.name}_{name}.phh"
-    atomic_write_text(path, phh.to_phh(record.game, seat=table.human, hand_id=name, **fields))
+    try:
+        path = make_folder(folder) / f"{table.rules.name}_{name}.phh"
+        atomic_write_text(path, phh.to_phh(record.game, seat=table.human, hand_id=name, **fields))
+    except (ValueError, OSError) as exc:
+        say(f"Could not save the hand: {exc}")
+        return None
     say(f"Saved {path}")
     return path
