@@ -24,7 +24,7 @@ from agents.base import Agent
 from agents.registry import canonical_spec, make_agent
 from arena.lbr import LBRAgent
 
-__all__ = ["agent_recipe", "build_agent", "cluster_cpus", "connect", "play_chunks"]
+__all__ = ["agent_recipe", "build_agent", "check_address", "cluster_cpus", "connect", "play_chunks"]
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -40,7 +40,7 @@ def connect(address: str | None) -> bool:
 
     if ray.is_initialized():
         return False
-    _reachable(address)
+    check_address(address)
     pythonpath = os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH", "")) if p)
     runtime_env = {"env_vars": {"PYTHONPATH": pythonpath}}
     try:
@@ -56,7 +56,7 @@ def connect(address: str | None) -> bool:
     return True
 
 
-def _reachable(address: str | None, seconds: float = 5.0) -> None:
+def check_address(address: str | None, seconds: float = 5.0) -> None:
     """A ValueError at once for a ``HOST:PORT`` nobody listens on (Ray itself retries for
     minutes); ``auto``, ``ray://`` and no address are left to Ray."""
     import socket

@@ -260,6 +260,13 @@ def parse_args(argv: Sequence[str] | None = None) -> TournamentConfig:
         parser.error(f"--seed must be at least 0, not {args.seed}")
     if args.workers < 0:
         parser.error(f"--workers must be at least 0 (0: one per core), not {args.workers}")
+    if args.ray:
+        from arena.cluster import check_address
+
+        try:   # a mistyped address or nothing listening: now, not after Ray's retries
+            check_address(args.ray)
+        except ValueError as exc:
+            parser.error(f"--ray: {exc}")
     if args.name is not None and not args.no_write:
         folder = Path(args.out) / args.name
         if folder.exists():

@@ -192,6 +192,24 @@ def test_missing_and_malformed_files(tmp_path):
         load_config(bad)
 
 
+def test_a_colon_without_a_space_is_named(tmp_path):
+    """YAML reads {tag:2} as the key 'tag:2' with no value; the error says so, not 'must be a
+    number'. An agent spec with a colon as a key, given a weight, stays a key."""
+    path = REPO / "configs" / "smoke.yaml"
+    with pytest.raises(ConfigError) as info:
+        load_config(path, overrides=["opponents.baselines={tag:2, call: 1}"])
+    assert str(info.value) == ("--set opponents.baselines: 'tag:2' reads as one key with no value; YAML "
+                               "needs a space after the colon (tag: 2)")
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("env:\n  rules: {bring_in:highest}\n")
+    with pytest.raises(ConfigError) as info:
+        load_config(bad)
+    assert str(info.value) == (f"{bad}: 'bring_in:highest' reads as one key with no value; YAML needs a "
+                               "space after the colon (bring_in: highest)")
+    cfg = load_config(path, overrides=['opponents.baselines={"equity:samples=100": 2}'])
+    assert cfg.opponents.baselines == {"equity:samples=100": 2.0}
+
+
 def _train_cli(*args, cwd=REPO):
     return subprocess.run([sys.executable, str(REPO / "train" / "ppo.py"), *args], cwd=cwd,
                           capture_output=True, text=True, timeout=120)

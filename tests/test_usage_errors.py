@@ -173,10 +173,18 @@ def arena_cli(argv, capsys) -> tuple[int, str]:
 @pytest.mark.parametrize("argv, message", [
     (["--seed", "-1"], "--seed must be at least 0, not -1"),
     (["--workers", "-3"], "--workers must be at least 0 (0: one per core), not -3"),
+    (["--ray", "nohost"], "--ray: a Ray address is auto, HOST:PORT or ray://HOST:PORT, not 'nohost'"),
 ])
 def test_tournament_options_out_of_range_are_named(argv, message, capsys):
     code, err = arena_cli(["--agents", "random", "call", *QUICK, "--no-write", *argv], capsys)
     assert code == 2 and one_line(err) == f"python -m arena: error: {message}"
+
+
+def test_a_ray_address_where_nothing_answers_is_a_usage_error(capsys):
+    argv = ["--agents", "random", "call", *QUICK, "--no-write", "--ray", "127.0.0.1:1"]
+    code, err = arena_cli(argv, capsys)
+    assert code == 2 and one_line(err).startswith(
+        "python -m arena: error: --ray: cannot join the Ray cluster at '127.0.0.1:1': nothing answers there")
 
 
 def test_a_tournament_never_overwrites_an_earlier_result(tmp_path, capsys):

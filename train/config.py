@@ -533,6 +533,7 @@ def apply_override(data: dict, assignment: str) -> None:
         value = yaml.safe_load(text) if text.strip() else None
     except yaml.YAMLError as exc:
         raise ConfigError(f"--set {key}: cannot read the value {text!r} as YAML ({exc})") from None
+    _check_colons(value, f"--set {key}")
     parts = key.split(".")
     node = data
     for depth, part in enumerate(parts[:-1]):
@@ -561,7 +562,23 @@ def read_yaml(path: str | Path) -> dict:
                           f"eval, run); see configs/smoke.yaml")
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: a config is a mapping of sections, not {_describe(data)}")
+    _check_colons(data, str(path))
     return data
+
+
+def _check_colons(value: Any, where: str) -> None:
+    """YAML reads ``{random:1}`` (no space after the colon) as the one key ``"random:1"`` with
+    no value: say so, rather than a type error about a key the user did not write."""
+    if isinstance(value, dict):
+        for k, v in value.items():
+            if v is None and isinstance(k, str) and ":" in k:
+                name, _, rest = k.partition(":")
+                raise ConfigError(f"{where}: {k!r} reads as one key with no value; YAML needs a space "
+                                  f"after the colon ({name}: {rest})")
+            _check_colons(v, where)
+    elif isinstance(value, list):
+        for v in value:
+            _check_colons(v, where)
 
 
 def load_config(path: str | Path | None = None, *, overrides: typing.Sequence[str] = (),
