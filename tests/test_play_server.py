@@ -301,7 +301,8 @@ def test_messages_before_showdown_do_not_depend_on_hidden_cards(game):
 
 
 def test_phh_download_and_upload():
-    phh = pytest.importorskip("envs.engine.phh")
+    from envs.engine import phh
+
     _, client = make_client(SOKO_DECK)
     with client:
         table_id = new_table(client)
@@ -325,26 +326,6 @@ def test_phh_download_and_upload():
             assert s["result"]["how"] == "seat 1 wins uncontested"
         text = client.get(f"/api/tables/{folded}/hands/0/phh").text
         assert "Ah" not in text and "2c" in text
-
-
-def test_without_phh_the_endpoints_say_so():
-    try:
-        import envs.engine.phh  # noqa: F401
-    except ImportError:
-        pass
-    else:
-        pytest.skip("envs.engine.phh is installed: test_phh_download_and_upload covers it")
-    _, client = make_client(SOKO_DECK)
-    with client:
-        table_id = new_table(client)
-        with client.websocket_connect(f"/ws/{table_id}") as ws:
-            s = last_state(receive(ws))
-            while not s["result"]:
-                s = last_state(act(ws, s, 1))
-        r = client.get(f"/api/tables/{table_id}/hands/0/phh")
-        assert r.status_code == 501 and "PHH" in r.json()["error"]
-        assert client.post("/api/replay", content=b"x").status_code == 501
-        assert client.get("/api/config").json()["phh"] is False
 
 
 def test_page_and_static_files_are_served():
@@ -385,28 +366,12 @@ def test_a_slow_coach_does_not_hold_up_the_table():
             assert sorted(m["turn"] for m in late) == [s["turn"], last_state(msg)["turn"]]
 
 
-def test_phh_endpoints_call_the_phh_module(monkeypatch):
-    """The download and upload go through ``to_phh(game, seat=..., hand_id=...)`` and
-    ``read_phh(text)``: here a stand-in module records the calls (the real one is tested
-    above where it is installed)."""
-    import types
+def test_phh_download_names_the_hand_and_the_upload_refuses_bad_files():
+    """The download is the person's view of the hand (``to_phh(game, seat=person, hand_id=
+    "<table>-<hand>", table_seed=...)``) under the game's file name; the upload refuses what it
+    cannot read with a line saying why."""
+    from envs.engine import phh
 
-    from arena.play import server
-
-    calls = {}
-
-    def to_phh(game, *, seat=None, hand_id=None, **user_fields):
-        calls["to_phh"] = (game, seat, hand_id, user_fields)
-        return "variant = 'soko'\n"
-
-    def read_phh(text):
-        calls["read_phh"] = text
-        if "soko" not in text:
-            raise ValueError("line 1: not a PHH field")
-        return calls["to_phh"][0]
-
-    fake = types.SimpleNamespace(to_phh=to_phh, read_phh=read_phh)
-    monkeypatch.setattr(server, "phh_module", lambda: fake)
     _, client = make_client(SOKO_DECK)
     with client:
         table_id = new_table(client)
@@ -414,20 +379,20 @@ def test_phh_endpoints_call_the_phh_module(monkeypatch):
             s = last_state(receive(ws))
             for action in (1, 2, 1, 2):
                 s = last_state(act(ws, s, action))
-        assert client.get("/api/config").json()["phh"] is True
         r = client.get(f"/api/tables/{table_id}/hands/0/phh")
-        assert r.status_code == 200 and r.text == "variant = 'soko'\n"
+        assert r.status_code == 200
         assert r.headers["content-disposition"] == f'attachment; filename="soko_{table_id}_0.phh"'
-        game, seat, hand_id, fields = calls["to_phh"]
-        assert game.payoffs == (19, -19) and seat == 0 and hand_id == f"{table_id}-0"
-        assert fields == {"table_seed": 5}
-        frames = client.post("/api/replay", content=b"variant = 'soko'\n").json()["frames"]
-        assert frames[0]["seats"][1]["hole"] == ["Ah"]       # a whole-hand replay shows every card
-        assert frames[-1]["result"]["payoffs"] == [19, -19] and len(frames) == 11
+        game = phh.read_phh(r.text)
+        assert game.payoffs == (19, -19)
+        assert f'hand = "{table_id}-0"' in r.text and "table_seed = 5" in r.text
+        frames = client.post("/api/replay", content=r.text.encode()).json()["frames"]
+        assert frames[-1]["result"]["payoffs"] == [19, -19]
         bad = client.post("/api/replay", content=b"nonsense")
-        assert bad.status_code == 400 and bad.json()["error"].endswith("line 1: not a PHH field")
-        assert client.post("/api/replay", content=b"\xff\xfe").status_code == 400
+        assert bad.status_code == 400
+        assert bad.json()["error"].startswith("not a hand history this table can replay")
+        assert client.post("/api/replay", content=b"\xff\xfe").json()["error"] == "the file is not UTF-8 text"
         assert client.post("/api/replay", content=b"x" * (300 * 1024)).status_code == 413
+        assert client.get(f"/api/tables/{table_id}/hands/7/phh").status_code == 404
 
 
 def test_terminal_saves_phh(tmp_path):

@@ -57,6 +57,7 @@ from arena.play.table import (
     default_opponent,
     replay_frames,
 )
+from envs.engine import phh
 from envs.engine.rules import RULES, Betting
 
 __all__ = ["COOKIE", "MAX_MESSAGE", "MAX_UPLOAD", "LocalServer", "Registry", "ServerConfig", "create_app"]
@@ -98,15 +99,6 @@ class ServerConfig:
         if self.host in LOOPBACK:
             return ["127.0.0.1", "localhost", "::1", "[::1]"]
         return ["*"]
-
-
-def phh_module():
-    """``envs.engine.phh`` (PHH hand histories), or None where it is not installed yet."""
-    try:
-        from envs.engine import phh
-    except ImportError:
-        return None
-    return phh
 
 
 @dataclass
@@ -284,8 +276,7 @@ def create_app(cfg: ServerConfig | None = None, *, clock=time.monotonic, make_ta
                   "max_players": r.max_players} for name, r in RULES.items()]
         agents = [{"name": name, "about": about} for name, (_, _, _, about) in AGENTS.items()]
         body = {"games": games, "agents": agents, "betting": [b.value for b in Betting],
-                "default_opponent": opponent, "pace_ms": cfg.pace_ms,
-                "phh": phh_module() is not None}
+                "default_opponent": opponent, "pace_ms": cfg.pace_ms}
         return with_cookie(JSONResponse(body), session_of(request))
 
     @app.post("/api/tables")
@@ -352,9 +343,6 @@ def create_app(cfg: ServerConfig | None = None, *, clock=time.monotonic, make_ta
         entry, record = find_record(request, table_id, number)
         if entry is None:
             return record
-        phh = phh_module()
-        if phh is None:
-            return _error("PHH export is not installed in this version (envs/engine/phh.py)", 501)
         t = entry.table
         fields = {"table_seed": t.public_seed} if t.public_seed is not None else {}
         text = phh.to_phh(record.game, seat=t.human, hand_id=f"{table_id}-{record.number}", **fields)
@@ -365,9 +353,6 @@ def create_app(cfg: ServerConfig | None = None, *, clock=time.monotonic, make_ta
     async def replay_upload(request: Request):
         if session_of(request) is None or foreign(request):
             return _error("no session: open the start page first", 403)
-        phh = phh_module()
-        if phh is None:
-            return _error("PHH replay is not installed in this version (envs/engine/phh.py)", 501)
         raw = await request.body()
         if len(raw) > MAX_UPLOAD:
             return _error(f"file too large (over {MAX_UPLOAD // 1024} KB)", 413)

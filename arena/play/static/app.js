@@ -217,8 +217,7 @@ function show(state) {
   drawTable(state, { others: "opponent-seats", mine: "my-seat", pot: "pot", wild: "wild", chicago: "chicago",
     last: "last-action", result: "result" }, live.queue.length ? {} : {
     onNext: nextHand, onReplay: () => openOwnReplay(live.id, state.hand),
-    phhUrl: config && config.phh
-      ? `/api/tables/${encodeURIComponent(live.id)}/hands/${state.hand}/phh` : null,
+    phhUrl: `/api/tables/${encodeURIComponent(live.id)}/hands/${state.hand}/phh`,
   });
   const log = $("log");
   log.replaceChildren(...state.log.map((line) => el("li", { text: line })));
@@ -286,8 +285,8 @@ async function refreshHands() {
   $("hands").replaceChildren(...hands.slice().reverse().map((h) => el("li", {},
     el("span", { text: `Hand ${h.hand + 1}: ${h.payoff > 0 ? "+" : ""}${h.payoff} (${h.big_bets} BB)` }),
     el("button", { class: "replay-hand", onclick: () => openOwnReplay(id, h.hand), text: "replay" }),
-    config && config.phh ? el("a", { href: `/api/tables/${encodeURIComponent(id)}/hands/${h.hand}/phh`,
-      download: "", text: "PHH" }) : null)));
+    el("a", { href: `/api/tables/${encodeURIComponent(id)}/hands/${h.hand}/phh`,
+      download: "", text: "PHH" }))));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -442,7 +441,6 @@ async function init() {
     loadReplay(fetch("/api/replay", upload),
       `${file.name}: every card the file holds`);
   });
-  if (!config.phh) $("replay-note").textContent = "PHH files need envs/engine/phh.py (not installed).";
   document.addEventListener("keydown", (ev) => {
     if ($("replay-view").hidden || ev.target.tagName === "INPUT") return;
     if (ev.key === "ArrowRight") stepReplay(replay.at + 1);
