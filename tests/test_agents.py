@@ -3,7 +3,6 @@ the equity estimate against the engine's own showdowns, and tag's rules on scrip
 
 from __future__ import annotations
 
-import importlib.util
 import itertools
 
 import numpy as np
@@ -73,31 +72,18 @@ def test_baselines_only_return_legal_actions_in_follow_the_bitch(spec):
 # No agent can read another seat's face-down cards
 
 
-def _ppo_spec(tmp_path_factory) -> str | None:
-    """A freshly initialised MaskablePPO checkpoint for Soko, if the env layer exists yet."""
-    if (importlib.util.find_spec("envs.observation") is None
-            or importlib.util.find_spec("envs.single_agent") is None):
-        return None
-    try:
-        from sb3_contrib import MaskablePPO
+@pytest.fixture(scope="module")
+def ppo_spec(tmp_path_factory) -> str:
+    """A freshly initialised MaskablePPO checkpoint for Soko, three seats."""
+    from sb3_contrib import MaskablePPO
 
-        from envs.single_agent import SingleAgentEnv
+    from envs.single_agent import SingleAgentEnv
 
-        env = SingleAgentEnv("soko", num_players=3)
-        model = MaskablePPO("MlpPolicy", env, n_steps=64, batch_size=32, seed=0, device="cpu")
-    except Exception as exc:  # the env helper's API is still moving
-        pytest.skip(f"cannot build a MaskablePPO model on envs.single_agent yet: {exc}")
+    env = SingleAgentEnv("soko", num_players=3)
+    model = MaskablePPO("MlpPolicy", env, n_steps=64, batch_size=32, seed=0, device="cpu")
     path = tmp_path_factory.mktemp("ppo") / "model.zip"
     model.save(str(path))
     return f"ppo:{path},deterministic=false"
-
-
-@pytest.fixture(scope="module")
-def ppo_spec(tmp_path_factory):
-    spec = _ppo_spec(tmp_path_factory)
-    if spec is None:
-        pytest.skip("envs/observation.py or envs/single_agent.py is not there yet")
-    return spec
 
 
 def _twin(game: Game, actions: list[int], seat: int, rng) -> Game:
