@@ -338,8 +338,11 @@ def _checked(path, rules=None) -> tuple[ModelInfo, dict]:
     a zip's ``policy.pth`` state), so that loading reads and checks them once."""
     info = model_info(path)
     if info.kind == "SB3 zip":
-        return info, zip_state(info.path)   # weights only: anything but tensors is refused here
+        state = zip_state(info.path)   # weights only: anything but tensors is refused here
+        _check_finite(info, state)
+        return info, state
     tensors = _load_tensors(info)
+    _check_finite(info, tensors)
     _check_layout(info)
     if rules is not None and info.rules != rules:
         from envs.engine.rules import rules_label
@@ -347,6 +350,15 @@ def _checked(path, rules=None) -> tuple[ModelInfo, dict]:
         raise AgentFileError(f"{info.path} plays {rules_label(info.rules)}; "
                              f"this game is {rules_label(rules)}")
     return info, tensors
+
+
+def _check_finite(info: ModelInfo, weights: dict) -> None:
+    """A NaN or an infinity in a weight makes every probability NaN: the agent would still play
+    (the first legal action) and every result of its matches read nan. Refused when loaded."""
+    for name, value in weights.items():
+        array = value.detach().cpu().numpy() if hasattr(value, "detach") else np.asarray(value)
+        if array.dtype.kind in "fc" and not np.isfinite(array).all():
+            raise AgentFileError(f"{info.path}: its tensor {name} holds NaN or infinite values")
 
 
 def _load_tensors(info: ModelInfo) -> dict[str, np.ndarray]:

@@ -168,6 +168,13 @@ def _broken(agent_file: Path, tmp_path: Path, what: str) -> Path:
         _rewrite_header(agent_file, out, lambda h: h["observation"].update(layout_sha256="0" * 64))
     elif what == "version":
         _rewrite_header(agent_file, out, lambda h: h.update(version=99))
+    elif what == "nan":                       # a valid file (its hash made for it) of a NaN weight
+        import torch
+
+        policy, _ = load_policy(agent_file)
+        with torch.no_grad():
+            policy.action_net.bias[1] = float("nan")
+        save_agent_file(out, policy, rules=get_rules("soko"))
     return out
 
 
@@ -176,6 +183,7 @@ def _broken(agent_file: Path, tmp_path: Path, what: str) -> Path:
     ("truncated", "is not a readable agent file"),
     ("layout", "its observation layout hash is not the layout this version builds"),
     ("version", "is agent file version 99"),
+    ("nan", "its tensor action_net.bias holds NaN or infinite values"),
 ])
 def test_a_broken_agent_file_is_one_line_and_exit_2_before_any_hand(agent_file, tmp_path, what, message):
     path = _broken(agent_file, tmp_path, what)
@@ -187,6 +195,21 @@ def test_a_broken_agent_file_is_one_line_and_exit_2_before_any_hand(agent_file, 
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and message in lines[0], result.stderr
     assert not (tmp_path / "t").exists()      # nothing played, nothing written
+
+
+def test_an_sb3_zip_with_an_infinite_weight_is_refused(soko_zip, tmp_path):
+    import torch
+    from sb3_contrib import MaskablePPO
+
+    model = MaskablePPO.load(soko_zip, device="cpu")   # the test's own zip
+    with torch.no_grad():
+        model.policy.mlp_extractor.policy_net[0].weight[0, 0] = float("inf")
+    path = tmp_path / "inf.zip"
+    model.save(path)
+    with pytest.raises(AgentFileError) as info:
+        load_policy(path)
+    assert str(info.value) == (f"{path}: its tensor mlp_extractor.policy_net.0.weight holds NaN or "
+                               "infinite values")
 
 
 def test_an_agent_file_of_another_game_is_refused(agent_file):
