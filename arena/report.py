@@ -15,6 +15,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 import re
 from datetime import datetime
 from pathlib import Path
@@ -27,13 +28,20 @@ from arena.results import TournamentConfig, TournamentResult
 from arena.stats import Estimate
 from envs.files import atomic_write_bytes, atomic_write_text
 
-__all__ = ["format_table", "cross_sides", "crosstable_figure", "write_outputs", "default_name"]
+__all__ = ["format_table", "cross_sides", "crosstable_figure", "write_outputs", "default_name",
+           "finite_or_none"]
+
+
+NO_INTERVAL = "n/a"
+"""What the tables show for an interval that too few deals leave undefined (no degrees of
+freedom: one deal, or no more deals than the luck correction fits terms)."""
 
 
 def _fmt(e: Estimate | None, width: int = 0) -> str:
     if e is None:
         return ".".center(width)
-    return f"{e.mean:+.1f}±{e.half_width:.1f}".rjust(width)
+    spread = f"{e.half_width:.1f}" if math.isfinite(e.half_width) else NO_INTERVAL
+    return f"{e.mean:+.1f}±{spread}".rjust(width)
 
 
 def format_table(result: TournamentResult) -> str:
@@ -41,8 +49,8 @@ def format_table(result: TournamentResult) -> str:
     cfg = result.config
     groups = result.matches[0].groups
     n = cfg.players
-    scheme = (f"duplicate: {groups} deals x {n} seatings" if cfg.duplicate
-              else f"no duplicate: {groups} groups of {n} independent hands")
+    scheme = (f"duplicate: {_count(groups, 'deal')} x {n} seatings" if cfg.duplicate
+              else f"no duplicate: {_count(groups, 'group')} of {n} independent hands")
     lines = [f"{result.rules.name}, {n} players, {result.matches[0].hands} hands per match ({scheme}), "
              f"seed {cfg.seed}",
              "Big bets per 100 hands, 95% Student-t interval over groups"
@@ -53,19 +61,42 @@ def format_table(result: TournamentResult) -> str:
     for i, a in enumerate(result.ranking()):
         e = result.field[a]
         hands = sum(m.hands for m in result.matches if a in m.agents)
-        lines.append(f"  {i + 1:<2} {a.ljust(width)}{e.mean:>+9.1f}  "
-                     f"[{e.low:>+8.1f}, {e.high:>+8.1f}]  {hands:>8}")
+        interval = (f"[{e.low:>+8.1f}, {e.high:>+8.1f}]" if math.isfinite(e.half_width)
+                    else f"[{NO_INTERVAL:>8}, {NO_INTERVAL:>8}]")
+        lines.append(f"  {i + 1:<2} {a.ljust(width)}{e.mean:>+9.1f}  {interval}  {hands:>8}")
     rows, columns = cross_sides(result)
     lines += ["", "Cross-table: row agent against column agent (bb/100 ± 95% half-width)"]
     lines += _cross_lines(rows, columns, result.crosstable)
     if result.raw_crosstable is not None:
         lines += ["", "Without the luck correction (raw results)"]
         lines += _cross_lines(rows, columns, result.raw_crosstable)
-    split = "Ray actors" if getattr(cfg, "ray", None) is not None else f"{worker_count(cfg.workers)} workers"
+    if any(not math.isfinite(e.half_width) for e in result.field.values()):
+        lines += ["", f"{NO_INTERVAL}: {_count(groups, 'deal')} {'leaves' if groups == 1 else 'leave'} no "
+                      f"interval (it needs at least 2, and more than the luck correction fits terms); "
+                      f"play more --hands"]
+    workers = worker_count(cfg.workers)
+    split = "Ray actors" if getattr(cfg, "ray", None) is not None else _count(workers, "worker")
     lines += ["", f"{result.hands} hands in {result.seconds:.1f} s "
               f"({result.hands_per_second:.0f} hands/s, {split}; "
               f"warm-up {result.warm_up_seconds:.1f} s)"]
     return "\n".join(lines)
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
+def finite_or_none(value: Any) -> Any:
+    """``value`` (dicts, lists, tuples of numbers and strings) with every NaN or infinite float
+    as None: JSON has no NaN (Python writes one that other readers refuse); an interval that too
+    few deals leave undefined is written as null."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: finite_or_none(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [finite_or_none(v) for v in value]
+    return value
 
 
 def cross_sides(result: TournamentResult) -> tuple[list[str], list[str]]:
@@ -155,7 +186,7 @@ def crosstable_figure(result: TournamentResult):
         for j, b in enumerate(columns):
             e = result.crosstable[a].get(b)
             if e is not None:
-                ax.text(j, i, f"{e.mean:+.1f}\n±{e.half_width:.1f}", ha="center", va="center", fontsize=8,
+                ax.text(j, i, _fmt(e).replace("±", "\n±"), ha="center", va="center", fontsize=8,
                         color="white" if abs(e.mean) > 0.6 * limit else "black")
     ax.set_xticks(range(len(columns)), columns, rotation=45, ha="right", rotation_mode="anchor", fontsize=8)
     ax.set_yticks(range(len(agents)), agents, fontsize=8)
@@ -178,7 +209,8 @@ def write_outputs(result: TournamentResult, folder: Path, argv: Sequence[str] | 
     folder.mkdir(parents=True, exist_ok=True)
     data = result.as_dict()
     data["command"] = " ".join(argv) if argv else None
-    atomic_write_text(folder / "results.json", json.dumps(data, indent=2, default=str) + "\n")
+    atomic_write_text(folder / "results.json",
+                      json.dumps(finite_or_none(data), indent=2, default=str, allow_nan=False) + "\n")
     _write_csv(result, folder / "crosstable.csv")
     _write_png(result, folder / "crosstable.png")
     if result.config.histories:

@@ -350,3 +350,16 @@ def test_the_roll_outs_are_scored_as_every_hand_scored_one_by_one(game):
         showdown_shares([0], [1], [2], np.array([[52]]), 1)
     with pytest.raises(ValueError, match="at most 7 cards"):
         showdown_shares(list(range(7)), [], [40], np.array([[41]]), 1)
+
+
+def test_too_few_hands_for_an_interval_say_so(tmp_path, capsys):
+    """Two LBR hands (one deal) leave no interval: the line says so instead of [nan, nan], and
+    results.json (strict JSON) has null bounds."""
+    code = exploit_main(["--game", "soko", "--agent", "call", "--method", "lbr", "--hands", "1",
+                         "--samples", "5", "--out", str(tmp_path), "--name", "few"])
+    out = capsys.readouterr().out
+    assert code == 0 and "nan" not in out
+    assert "no interval (too few hands: give --hands more) (lbr; 2 hands" in out
+    data = json.loads((tmp_path / "few" / "results.json").read_text(),
+                      parse_constant=lambda word: pytest.fail(f"{word} in results.json"))
+    assert data["ci95"] == [None, None] and isinstance(data["exploitability_bb_per_100"], float)

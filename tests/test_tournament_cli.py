@@ -198,6 +198,27 @@ def test_display_names_in_the_table_the_json_and_the_picture(runs, tmp_path, cap
     assert {r["agent"] for r in data["ranking"]} == {"soko_tiny__s0", "tag", "random"}
 
 
+def test_one_deal_has_no_interval_and_the_outputs_say_so(tmp_path, capsys):
+    """One deal (two hands) leaves the Student-t interval undefined: the tables show n/a and a
+    line says why, results.json (strict JSON) has null where the bounds would be; two deals
+    without the luck correction have an interval again."""
+    cfg = parse_args(["--agents", "tag", "call", "--hands", "1", "--workers", "1", "--no-progress",
+                      "--out", str(tmp_path), "--name", "one"])
+    main(cfg)
+    out = capsys.readouterr().out
+    assert "(duplicate: 1 deal x 2 seatings)" in out and "nan" not in out
+    assert "+0.0±n/a" in out and "[     n/a,      n/a]" in out
+    assert ("n/a: 1 deal leaves no interval (it needs at least 2, and more than the luck correction fits "
+            "terms); play more --hands") in out
+    text = (tmp_path / "one" / "results.json").read_text()
+    data = json.loads(text, parse_constant=lambda word: pytest.fail(f"{word} in results.json"))
+    tag = next(r for r in data["ranking"] if r["agent"] == "tag")
+    assert tag["ci95_low"] is None and tag["ci95_high"] is None and tag["mean"] is not None
+    two = run_tournament(TournamentConfig(agents=["tag", "call"], hands=4, workers=1, progress=False,
+                                          write=False, luck_correction=False))
+    assert "n/a" not in format_table(two) and "(duplicate: 2 deals x 2 seatings)" in format_table(two)
+
+
 def test_long_names_are_numbered_in_the_cross_table():
     long = "equity:samples=8,raise_edge=0.25,call_margin=0.05"
     result = run_tournament(TournamentConfig(agents=[long, "tag"], hands=4, workers=1, progress=False,

@@ -797,6 +797,7 @@ class Evaluation(EveryTimesteps):
         process's generators are left alone), play it, keep it in ``best_responses/at_STEPS``."""
         from agents.registry import make_agent
         from arena.exploit import lower_bound, train_best_response
+        from arena.report import finite_or_none
         from envs.engine.rules import get_rules
 
         cfg, game = self.cfg, self.cfg.env.game
@@ -811,7 +812,8 @@ class Evaluation(EveryTimesteps):
                              hands=cfg.eval.br_hands, seed=seed, players=cfg.env.players)
         result.update({"timesteps": steps, "best_response_agent": f"ppo:{model}", **info,
                        "seconds": {**info["seconds"], **result["seconds"]}})
-        atomic_write_text(folder / "results.json", json.dumps(result, indent=2) + "\n")
+        atomic_write_text(folder / "results.json",
+                          json.dumps(finite_or_none(result), indent=2, allow_nan=False) + "\n")
         low, high = result["ci95"]
         return {"eval/br_bb100": result["exploitability_bb_per_100"], "eval/br_bb100_ci95_low": low,
                 "eval/br_bb100_ci95_high": high, "eval/br_seconds": time.perf_counter() - start}
