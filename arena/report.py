@@ -142,7 +142,7 @@ def _write_csv(result: TournamentResult, path: Path) -> None:
             e = result.crosstable[a].get(b)
             row.append("" if e is None else f"{e.mean:.3f}")
         fe = result.field[a]
-        w.writerow(row + [f"{fe.mean:.3f}", f"{fe.low:.3f}", f"{fe.high:.3f}"])
+        w.writerow(row + [f"{v:.3f}" if math.isfinite(v) else "" for v in (fe.mean, fe.low, fe.high)])
     atomic_write_text(path, out.getvalue())
 
 

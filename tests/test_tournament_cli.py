@@ -214,6 +214,8 @@ def test_one_deal_has_no_interval_and_the_outputs_say_so(tmp_path, capsys):
     data = json.loads(text, parse_constant=lambda word: pytest.fail(f"{word} in results.json"))
     tag = next(r for r in data["ranking"] if r["agent"] == "tag")
     assert tag["ci95_low"] is None and tag["ci95_high"] is None and tag["mean"] is not None
+    csv_rows = (tmp_path / "one" / "crosstable.csv").read_text().splitlines()
+    assert [row.split(",")[-2:] for row in csv_rows[1:]] == [["", ""], ["", ""]]   # no interval, no "nan"
     two = run_tournament(TournamentConfig(agents=["tag", "call"], hands=4, workers=1, progress=False,
                                           write=False, luck_correction=False))
     assert "n/a" not in format_table(two) and "(duplicate: 2 deals x 2 seatings)" in format_table(two)
