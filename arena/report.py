@@ -70,7 +70,8 @@ def format_table(result: TournamentResult) -> str:
     if result.raw_crosstable is not None:
         lines += ["", "Without the luck correction (raw results)"]
         lines += _cross_lines(rows, columns, result.raw_crosstable)
-    if any(not math.isfinite(e.half_width) for e in result.field.values()):
+    shown = [*result.field.values(), *(e for row in result.crosstable.values() for e in row.values())]
+    if any(not math.isfinite(e.half_width) for e in shown):
         lines += ["", f"{NO_INTERVAL}: {_count(groups, 'deal')} {'leaves' if groups == 1 else 'leave'} no "
                       f"interval (it needs at least 2, and more than the luck correction fits terms); "
                       f"play more --hands"]
