@@ -317,6 +317,9 @@ def _init_worker(args: tuple) -> None:
     # server's, a library's) would keep a worker blocked on the pool's queue lock alive through
     # Pool.terminate, and the match would wait for it forever.
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    # Ctrl-C reaches the whole process group: the parent stops the pool (and says so once); a
+    # worker that took it too would print a traceback of its own.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     rules, n, agents, kwargs = args
     # champion: specs are ppo models too. A forked child that runs a torch op on the thread pool
     # its parent started (the core engine's check loads the models there) waits forever.

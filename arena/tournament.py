@@ -304,6 +304,9 @@ def cli(argv: Sequence[str] | None = None) -> int:
     except ValueError as exc:  # not a usage error (those exit 2 above): a failure while playing
         print(f"{PROG}: {exc}", file=sys.stderr)
         return 1
+    except KeyboardInterrupt:
+        print(f"\n{PROG}: interrupted; nothing written", file=sys.stderr)
+        return 130
     return 0
 
 

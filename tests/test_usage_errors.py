@@ -289,3 +289,42 @@ def test_a_hand_that_cannot_be_saved_says_so_and_the_game_goes_on(tmp_path):
     path = save_phh(table, tmp_path / "hands", said.append)
     assert said[-1] == f"Saved {path}" and path.parent == tmp_path / "hands"
     assert read_phh(path.read_text()).payoffs == table.game.payoffs
+
+
+# ---------------------------------------------------------------------------------------------
+# Ctrl-C: one line, exit code 130, no run folder half-made
+
+
+def test_ctrl_c_stops_a_tournament_and_an_exploit_run_in_one_line(tmp_path, capsys, monkeypatch):
+    import arena.exploit
+    import arena.tournament
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(arena.tournament, "run_tournament", interrupted)
+    code, err = arena_cli(["--agents", "random", "call", *QUICK, "--out", tmp_path / "t"], capsys)
+    assert code == 130 and one_line(err.lstrip("\n")) == "python -m arena: interrupted; nothing written"
+    assert list((tmp_path / "t").iterdir()) == []
+
+    monkeypatch.setitem(arena.exploit.METHODS, "lbr", interrupted)
+    argv = ["--game", "soko", "--agent", "call", "--method", "lbr", "--out", tmp_path / "x"]
+    code, err = exploit(argv, capsys)
+    assert code == 130 and one_line(err.lstrip("\n")) == "interrupted; nothing written"
+    assert list((tmp_path / "x").iterdir()) == []
+
+
+def test_match_workers_leave_ctrl_c_to_the_parent():
+    import signal
+
+    from arena.match import _init_worker
+    from envs.engine.rules import get_rules
+
+    before = signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)
+    try:
+        options = {"seed": 0, "duplicate": True, "histories": 0}
+        _init_worker((get_rules("soko"), 2, {"a": "call", "b": "call"}, options))
+        assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+    finally:
+        signal.signal(signal.SIGINT, before[0])
+        signal.signal(signal.SIGTERM, before[1])
