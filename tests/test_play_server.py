@@ -153,6 +153,33 @@ def test_errors_say_why():
         assert r.status_code == 400 and "unknown field(s) seats" in r.json()["error"]
 
 
+@pytest.mark.parametrize("declared", [True, False], ids=["content-length", "chunked"])
+def test_a_body_over_the_limit_is_dropped_without_being_read_whole(declared):
+    """A client that sends a 10 MB body: with its Content-Length the server reads none of it,
+    chunked it stops at the first chunk past the limit (64 KB chunks here)."""
+    import asyncio
+
+    from starlette.requests import Request
+
+    from arena.play.server import read_body
+
+    chunk, chunks = b"x" * 65536, 160
+    received = []
+
+    async def receive():
+        received.append(len(chunk))
+        return {"type": "http.request", "body": chunk, "more_body": len(received) < chunks}
+
+    headers = [(b"content-length", str(len(chunk) * chunks).encode())] if declared else []
+    request = Request({"type": "http", "method": "POST", "headers": headers}, receive)
+    assert asyncio.run(read_body(request, 256 * 1024)) is None
+    assert sum(received) == (0 if declared else 5 * 65536)
+    small = Request({"type": "http", "method": "POST", "headers": []}, receive)
+    received.clear()
+    chunks = 3
+    assert asyncio.run(read_body(small, 256 * 1024)) == chunk * 3
+
+
 def test_sessions_keep_tables_apart():
     app, alice = make_client(SOKO_DECK)
     with alice:

@@ -60,7 +60,8 @@ from arena.play.table import (
 from envs.engine import phh
 from envs.engine.rules import RULES, Betting
 
-__all__ = ["COOKIE", "MAX_MESSAGE", "MAX_UPLOAD", "LocalServer", "Registry", "ServerConfig", "create_app"]
+__all__ = ["COOKIE", "MAX_MESSAGE", "MAX_UPLOAD", "LocalServer", "Registry", "ServerConfig", "create_app",
+           "read_body"]
 
 STATIC = Path(__file__).parent / "static"
 COOKIE = "stud_session"
@@ -180,6 +181,23 @@ def _error(message: str, status: int = 400) -> JSONResponse:
     return JSONResponse({"error": message}, status_code=status)
 
 
+async def read_body(request: Request, limit: int) -> bytes | None:
+    """The request's body, or None when it is longer than ``limit`` bytes: a declared
+    Content-Length over the limit is refused before anything is read, and a body sent without
+    one (chunked) is read as it comes and dropped at the limit, so that no client makes the
+    server hold more than ``limit`` bytes of it."""
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > limit:
+        return None
+    chunks, size = [], 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            return None
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
 def _table_summary(table_id: str, t: Table) -> dict:
     return {"id": table_id, "game": t.rules.name, "betting": t.rules.betting.value,
             "title": GAME_TITLES.get(t.rules.name, t.rules.name),
@@ -284,8 +302,8 @@ def create_app(cfg: ServerConfig | None = None, *, clock=time.monotonic, make_ta
         owner = session_of(request)
         if owner is None or foreign(request):
             return _error("no session: open the start page first", 403)
-        raw = await request.body()
-        if len(raw) > MAX_MESSAGE:
+        raw = await read_body(request, MAX_MESSAGE)
+        if raw is None:
             return _error(f"request too large (over {MAX_MESSAGE} bytes)", 413)
         try:
             body = json.loads(raw or b"{}")
@@ -353,8 +371,8 @@ def create_app(cfg: ServerConfig | None = None, *, clock=time.monotonic, make_ta
     async def replay_upload(request: Request):
         if session_of(request) is None or foreign(request):
             return _error("no session: open the start page first", 403)
-        raw = await request.body()
-        if len(raw) > MAX_UPLOAD:
+        raw = await read_body(request, MAX_UPLOAD)
+        if raw is None:
             return _error(f"file too large (over {MAX_UPLOAD // 1024} KB)", 413)
         try:
             text = raw.decode("utf-8")
