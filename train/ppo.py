@@ -53,7 +53,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from envs.files import make_folder
+from envs.files import atomic_write_text, make_folder
 from train.checks import check_config, checked_config_from_dict, load_checked_config
 from train.config import (
     Config,
@@ -173,7 +173,6 @@ def main(cfg: Config, *, resume: str | Path | None = None, command: Sequence[str
     from stable_baselines3.common.callbacks import CallbackList
 
     from agents.agent_file import FINAL_AGENT
-    from envs.files import atomic_write_text
     from train import rng_state
     from train.callbacks import (
         Checkpoints,
