@@ -139,7 +139,7 @@ def test_terminal_scripted_hand():
     assert "Your action: 1) Bring in 2  2) Complete to 4" in text
     assert "down [##]" in text and "down [2c]" in text and "up [Kd]" in text
     assert "You win 38 from the main pot: Pair of threes" in text
-    assert "You: +19 chips (+2.375 BB). Running result: 2.375 BB over 1 hands." in text
+    assert "You: +19 chips (+2.375 BB). Running result: 2.375 BB over 1 hand." in text
     assert t.hand_number == 1 and text.rstrip().endswith("Bye.")
 
 

@@ -89,8 +89,9 @@ def render_result(state: dict) -> str:
             who = "You win" if w["seat"] == state["you"] else f"{w['name']} (seat {w['seat']}) wins"
             lines.append(f"  {who} {w['amount']} from the {pot['name'].lower()}: {w['why']}")
     sign = "+" if r["you"] > 0 else ""
+    hands = state["session"]["hands"]
     lines.append(f"You: {sign}{r['you']} chips ({sign}{r['you_big_bets']} BB). Running result: "
-                 f"{state['session']['big_bets']} BB over {state['session']['hands']} hands.")
+                 f"{state['session']['big_bets']} BB over {hands} {'hand' if hands == 1 else 'hands'}.")
     return "\n".join(lines)
 
 
