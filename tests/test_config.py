@@ -185,8 +185,14 @@ def test_missing_and_malformed_files(tmp_path):
         load_config(tmp_path / "nope.yaml")
     bad = tmp_path / "bad.yaml"
     bad.write_text("ppo: [unclosed\n")
-    with pytest.raises(ConfigError, match="is not valid YAML"):
+    with pytest.raises(ConfigError) as info:
         load_config(bad)
+    assert str(info.value) == (f"{bad} is not valid YAML: line 2, column 1: expected ',' or ']', but got "
+                               "'<stream end>' (while parsing a flow sequence)")   # one line, where and what
+    with pytest.raises(ConfigError) as info:
+        load_config(REPO / "configs" / "smoke.yaml", overrides=["ppo.net_arch=[1,"])
+    assert "\n" not in str(info.value) and str(info.value).startswith(
+        "--set ppo.net_arch: cannot read the value '[1,' as YAML (line 1, column 4: ")
     bad.write_text("- a list\n")
     with pytest.raises(ConfigError, match="a config is a mapping of sections"):
         load_config(bad)

@@ -153,6 +153,18 @@ def test_a_failed_resume_keeps_the_run_folder(smoke_run, tmp_path, monkeypatch):
     assert sorted(p.relative_to(run_dir) for p in run_dir.rglob("*")) == before
 
 
+def test_a_resume_whose_checkpoint_states_are_damaged_says_so(smoke_run, tmp_path, capsys):
+    _, original = smoke_run
+    run_dir = tmp_path / original.name
+    shutil.copytree(original, run_dir)
+    for state in (run_dir / "checkpoints").glob("ckpt_*.json"):
+        state.write_text("{")
+    code, err = train_cli(["--resume", run_dir], capsys)
+    assert code == 2 and one_line(err) == (
+        f"config error: --resume {run_dir}: no checkpoint in {run_dir / 'checkpoints'} has a readable state "
+        "file (its ckpt_<steps>.json damaged or removed); start it again with --config")
+
+
 # ---------------------------------------------------------------------------------------------
 # Tournaments and exploitability: options named, no result overwritten
 

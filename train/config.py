@@ -532,7 +532,8 @@ def apply_override(data: dict, assignment: str) -> None:
     try:
         value = yaml.safe_load(text) if text.strip() else None
     except yaml.YAMLError as exc:
-        raise ConfigError(f"--set {key}: cannot read the value {text!r} as YAML ({exc})") from None
+        raise ConfigError(f"--set {key}: cannot read the value {text!r} as YAML "
+                          f"({_yaml_error(exc)})") from None
     _check_colons(value, f"--set {key}")
     parts = key.split(".")
     node = data
@@ -556,7 +557,7 @@ def read_yaml(path: str | Path) -> dict:
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
-        raise ConfigError(f"{path} is not valid YAML: {exc}") from None
+        raise ConfigError(f"{path} is not valid YAML: {_yaml_error(exc)}") from None
     if data is None or data == {}:  # an empty file (or {}) would silently train the defaults
         raise ConfigError(f"{path} is empty: a config sets at least one section (env, opponents, ppo, "
                           f"eval, run); see configs/smoke.yaml")
@@ -564,6 +565,18 @@ def read_yaml(path: str | Path) -> dict:
         raise ConfigError(f"{path}: a config is a mapping of sections, not {_describe(data)}")
     _check_colons(data, str(path))
     return data
+
+
+def _yaml_error(exc: yaml.YAMLError) -> str:
+    """PyYAML's error in one line: what it found and where (its own text spans several lines,
+    with a copy of the line and a caret)."""
+    problem = getattr(exc, "problem", None)
+    mark = getattr(exc, "problem_mark", None)
+    if not problem:
+        return " ".join(str(exc).split())
+    where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark is not None else ""
+    context = getattr(exc, "context", None)
+    return where + problem + (f" ({context})" if context else "")
 
 
 def _check_colons(value: Any, where: str) -> None:

@@ -183,6 +183,7 @@ def main(cfg: Config, *, resume: str | Path | None = None, command: Sequence[str
         ProgressBar,
         SelfPlay,
         TimeShares,
+        checkpoint_files,
         hands_seed,
         latest_checkpoint,
         restart_hands,
@@ -215,6 +216,10 @@ def main(cfg: Config, *, resume: str | Path | None = None, command: Sequence[str
         run_dir = Path(resume)
         newest = latest_checkpoint(run_dir / "checkpoints")
         if newest is None:
+            if checkpoint_files(run_dir / "checkpoints"):
+                raise ConfigError(f"--resume {run_dir}: no checkpoint in {run_dir / 'checkpoints'} has a "
+                                  f"readable state file (its ckpt_<steps>.json damaged or removed); start it "
+                                  f"again with --config")
             raise ConfigError(f"--resume {run_dir}: no complete checkpoint in {run_dir / 'checkpoints'} "
                               f"(the run stopped before its first one was written); start it again "
                               f"with --config")
