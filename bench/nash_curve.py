@@ -1,6 +1,7 @@
 """PPO's exact exploitability over wall time against CFR+'s, on ``soko_mini``, in one run.
 
     python bench/nash_curve.py --runs RUN [RUN ...] --out docs/img/soko_mini_nash.png
+    python bench/nash_curve.py --quick     # CFR+ alone for 2 s, the plot in the temporary folder
 
 Each ``RUN`` is a finished run folder of ``configs/soko_mini_ppo.yaml`` (``eval.exploitability``
 on): its ``eval/exploitability`` points are read from its TensorBoard events with their wall
@@ -15,7 +16,10 @@ from __future__ import annotations
 
 import argparse
 import sys
+import tempfile
 from pathlib import Path
+
+import quick_option  # bench/quick_option.py (this folder is on sys.path for a script)
 
 from arena.exact import build_tree, cfr_plus
 
@@ -77,11 +81,16 @@ def main(cfg: argparse.Namespace) -> None:
 
 if __name__ == "__main__":
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--runs", nargs="+", required=True, help="soko_mini run folders")
+    p.add_argument("--runs", nargs="*", default=[], help="soko_mini run folders")
     p.add_argument("--out", default="docs/img/soko_mini_nash.png")
     p.add_argument("--seconds", type=float, default=None, help="CFR+'s budget (default: the longest run's)")
     p.add_argument("--check-every", type=int, default=5)
-    args = p.parse_args()
+    args = quick_option.parse_args(p, {"seconds": 2.0, "out": str(Path(tempfile.gettempdir()) /
+                                                                   "soko_mini_nash_quick.png")})
+    if not args.runs and not args.seconds:
+        p.error("give --runs (run folders of configs/soko_mini_ppo.yaml) or --seconds for CFR+ alone")
+    if args.seconds is not None and args.seconds <= 0 or args.check_every < 1:
+        p.error("--seconds must be positive and --check-every at least 1")
     try:
         main(args)
     except ValueError as exc:

@@ -4,6 +4,7 @@ wall time of a sweep of configs/smoke.yaml over N seeds on each cluster (trials 
 
     PYTHONPATH=. python bench/ray_scaling.py --cpus 2 --hands 3000 --agents tag random call
     PYTHONPATH=. python bench/ray_scaling.py --cpus 2 --sweep 4
+    python bench/ray_scaling.py --quick           # 200 hands a setting: a smoke run
 
 Each setting plays the same tournament (same seed: the results are checked equal); the time is
 ``TournamentResult.seconds``, which for Ray includes starting the actors and their warm-up.
@@ -16,6 +17,7 @@ import argparse
 import time
 
 import numpy as np
+import quick_option  # bench/quick_option.py (this folder is on sys.path for a script)
 
 
 def tournament(agents, hands, **kw):
@@ -60,14 +62,17 @@ def sweep_on_cluster(nodes: list[int], seeds: int, out) -> float:
         cluster.shutdown()
 
 
-def main() -> None:
-    p = argparse.ArgumentParser()
+def main(argv=None) -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--cpus", type=int, default=2)
     p.add_argument("--hands", type=int, default=3000)
     p.add_argument("--agents", nargs="+", default=["tag", "random", "call"])
     p.add_argument("--repeats", type=int, default=1)
     p.add_argument("--sweep", type=int, default=0, metavar="SEEDS")
-    args = p.parse_args()
+    args = quick_option.parse_args(p, {"hands": 200}, argv)
+    if args.cpus < 2 or args.hands < 1 or args.repeats < 1 or args.sweep < 0:
+        p.error("--cpus must be at least 2 (two nodes share them), --hands and --repeats at least 1, "
+                "--sweep at least 0")
     half = args.cpus // 2
     if args.sweep:
         import tempfile
