@@ -58,7 +58,7 @@ from typing import Any
 
 import numpy as np
 
-from envs.files import atomic_write_bytes
+from envs.files import atomic_write_bytes, make_folder
 
 __all__ = ["AgentFileError", "ModelInfo", "FORMAT", "VERSION", "FINAL_MODEL", "FINAL_AGENT",
            "EXTRACTORS", "ACTIVATION_NAMES", "policy_kwargs", "resolve_model", "model_info", "check_model",
@@ -680,7 +680,7 @@ def save_agent_file(path: str | Path, policy, *, rules, features=(), players: in
     }
     data = save(tensors, metadata={METADATA_KEY: json.dumps(header, sort_keys=True)})
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    make_folder(path.parent)
     return atomic_write_bytes(path, data)   # a reader never sees half a file
 
 
@@ -711,4 +711,23 @@ def convert(source: str | Path, out: str | Path | None = None, *, rules=None) ->
             "command": record.get("command", ""), "converted_from": zip_path.name}
     players = int((config.get("env") or {}).get("players", 2) or 2)
     out = Path(out) if out is not None else zip_path.with_suffix(".safetensors")
+    _check_convert_target(out)
     return save_agent_file(out, policy, rules=rules, features=info.features, players=players, made=made)
+
+
+def _check_convert_target(out: Path) -> None:
+    """``out`` may be written by :func:`convert`: a ``.safetensors`` name (what the loaders take for
+    an agent file) that is new or an agent file already (converted again), never another file (a
+    typo that names the source zip, or anything else), in a folder that can be made."""
+    if out.suffix != ".safetensors":
+        raise ValueError(f"{out}: an agent file's name ends in .safetensors (the loaders tell it from a zip "
+                         f"by that)")
+    if out.is_dir():
+        raise ValueError(f"{out} is a folder; name the agent file to write")
+    if out.exists():
+        try:
+            _read_header(out)
+        except AgentFileError:
+            raise ValueError(f"{out} exists and is not an agent file; choose another name or remove "
+                             f"it") from None
+    make_folder(out.parent)

@@ -279,6 +279,32 @@ def test_convert_refuses_bad_input_in_one_line(tmp_path, soko_zip):
     assert result.returncode == 0 and model_info(tmp_path / "out.safetensors").rules == get_rules("soko")
 
 
+def test_convert_writes_only_an_agent_file_name_and_never_over_another_file(tmp_path, soko_zip):
+    """A typo that names the source zip as the output destroyed it (the agent file written over
+    it, then refused as 'not a model'); any other existing file was overwritten too."""
+    from agents.agent_file import convert
+
+    source = tmp_path / "model.zip"
+    source.write_bytes(soko_zip.read_bytes())
+    notes = tmp_path / "notes.safetensors"
+    notes.write_text("my notes")
+    (tmp_path / "a_file").write_text("")
+    soko = get_rules("soko")
+    for out, message in [(source, f"{source}: an agent file's name ends in .safetensors"),
+                         (notes, f"{notes} exists and is not an agent file; choose another name"),
+                         (tmp_path, f"{tmp_path}: an agent file's name ends in .safetensors"),
+                         (tmp_path / "a_file" / "x.safetensors",
+                          f"cannot make the folder {tmp_path / 'a_file'}: {tmp_path / 'a_file'} is a file, "
+                          "not a folder")]:
+        with pytest.raises(ValueError) as info:
+            convert(source, out, rules=soko)
+        assert str(info.value).startswith(message)
+    assert source.read_bytes() == soko_zip.read_bytes() and notes.read_text() == "my notes"
+    out = convert(source, tmp_path / "new" / "m.safetensors", rules=soko)
+    assert convert(source, out, rules=soko) == out       # an agent file may be converted over again
+    assert model_info(out).kind == "agent file"
+
+
 def test_loading_an_agent_file_leaves_the_global_generators_alone(agent_file):
     """A run loads opponents mid-training: building the network must not move its generators."""
     import random
