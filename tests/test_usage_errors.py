@@ -286,6 +286,7 @@ def test_an_output_folder_in_a_file_is_one_line_before_any_work(tmp_path, capsys
 def test_a_hand_that_cannot_be_saved_says_so_and_the_game_goes_on(tmp_path):
     from arena.play.table import Table, TableConfig
     from arena.play.terminal import save_phh
+    from envs.actions import action_mask
     from envs.engine.phh import read_phh
 
     table = Table(TableConfig(game="soko", players=2, opponents=("call",), seed=3))
@@ -301,6 +302,16 @@ def test_a_hand_that_cannot_be_saved_says_so_and_the_game_goes_on(tmp_path):
     path = save_phh(table, tmp_path / "hands", said.append)
     assert said[-1] == f"Saved {path}" and path.parent == tmp_path / "hands"
     assert read_phh(path.read_text()).payoffs == table.game.payoffs
+    # Saved twice: one file. The same seed played otherwise at another sitting: a second file.
+    assert save_phh(table, tmp_path / "hands", said.append) == path
+    again = Table(TableConfig(game="soko", players=2, opponents=("call",), seed=3))
+    again.play_agents()
+    while not again.game.is_over:
+        again.act(0 if action_mask(again.game)[0] else 1)   # fold where it can
+    other = save_phh(again, tmp_path / "hands", said.append)
+    assert other == path.with_name(path.stem + "-2.phh")
+    assert read_phh(path.read_text()).payoffs == table.game.payoffs
+    assert read_phh(other.read_text()).payoffs == again.game.payoffs != table.game.payoffs
 
 
 # ---------------------------------------------------------------------------------------------

@@ -186,9 +186,13 @@ def save_phh(table: Table, folder: str | Path, say: Callable[[str], None]) -> Pa
     seed = table.public_seed
     name = f"{seed if seed is not None else secrets.token_hex(4)}-{record.number}"
     fields = {"table_seed": seed} if seed is not None else {}
+    text = phh.to_phh(record.game, seat=table.human, hand_id=name, **fields)
     try:
-        path = make_folder(folder) / f"{table.rules.name}_{name}.phh"
-        atomic_write_text(path, phh.to_phh(record.game, seat=table.human, hand_id=name, **fields))
+        base = make_folder(folder) / f"{table.rules.name}_{name}"
+        path, k = base.with_name(base.name + ".phh"), 2
+        while path.exists() and path.read_text() != text:   # the same seed played again: keep both
+            path, k = base.with_name(f"{base.name}-{k}.phh"), k + 1
+        atomic_write_text(path, text)
     except (ValueError, OSError) as exc:
         say(f"Could not save the hand: {exc}")
         return None
