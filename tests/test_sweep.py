@@ -96,3 +96,9 @@ def test_the_summary_gives_means_intervals_and_the_winner(tmp_path):
     assert "a wins on eval/bb100_vs_field" in text.replace("**", "") and "; separated at 95%" in text
     assert (tmp_path / "curves.png").stat().st_size > 0
     assert summarize(tmp_path, trials, mode="min")["winner"] == "b"
+    # One seed a point: no interval; empty bounds in the CSV and n/a in the table, never "nan".
+    one = tmp_path / "one"
+    summarize(one, [t for t in trials if t["seed"] == 0])
+    rows = list(csv.DictReader((one / "summary.csv").open()))
+    assert [(r["ci95_low"], r["ci95_high"]) for r in rows] == [("", ""), ("", "")]
+    assert "nan" not in (one / "summary.csv").read_text() + (one / "summary.md").read_text()

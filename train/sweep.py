@@ -49,7 +49,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from envs.files import atomic_write_bytes, atomic_write_text, check_folder
+from envs.files import atomic_write_bytes, atomic_write_text, check_folder, make_folder
 from train.checks import checked_config_from_dict, load_checked_config
 from train.config import ConfigError, read_yaml
 
@@ -236,7 +236,7 @@ def summarize(sweep_dir: Path, trials: Sequence[dict], *, metric: str = "eval/bb
               mode: str = "max") -> dict[str, Any]:
     """Write ``summary.md``, ``summary.csv`` and ``curves.png`` for ``trials`` (their ``name``,
     ``seed`` and ``run_dir``); returns the summary (``points``, ``winner``, ``margin``)."""
-    sweep_dir = Path(sweep_dir)
+    sweep_dir = make_folder(sweep_dir)
     curves: dict[str, dict[int, list[dict]]] = {}
     finals: dict[str, dict[int, dict]] = {}
     missing: list[str] = []
@@ -316,8 +316,8 @@ def summarize(sweep_dir: Path, trials: Sequence[dict], *, metric: str = "eval/bb
         for m in metrics:
             c = table[point].get(m)
             if c:
-                writer.writerow([point, m, c["n"], f"{c['mean']:.4f}", f"{c['low']:.4f}",
-                                 f"{c['high']:.4f}",
+                cells = [f"{v:.4f}" if math.isfinite(v) else "" for v in (c["mean"], c["low"], c["high"])]
+                writer.writerow([point, m, c["n"], *cells,    # one seed: no interval, empty bounds
                                  " ".join(f"{s}:{v:.4f}" for s, v in c["seeds"].items())])
     atomic_write_text(sweep_dir / "summary.csv", out.getvalue())
     _plot(sweep_dir / "curves.png", curves, [m for m in metrics if "bb100" in m] or metrics)
