@@ -28,6 +28,7 @@ import argparse
 import dataclasses
 import itertools
 import math
+import os
 import sys
 import time
 from pathlib import Path
@@ -139,12 +140,15 @@ def _summarize(agents: tuple[str, ...], matches: list[MatchResult], raw: bool = 
 
 
 def main(cfg: TournamentConfig, argv: Sequence[str] | None = None) -> TournamentResult:
-    """Run the tournament, print the tables and (``cfg.write``) write the run folder."""
+    """Run the tournament, (``cfg.write``) write the run folder and print the tables: written
+    first, so that an output cut short (``| head``) loses nothing."""
     result = run_tournament(cfg)
-    print(format_table(result))
+    folder = None
     if cfg.write:
         folder = _new_folder(Path(cfg.out_dir) / (cfg.name or default_name(result.config)))
         write_outputs(result, folder, argv)
+    print(format_table(result))
+    if folder is not None:
         print(f"\nWrote {folder}/results.json, crosstable.csv, crosstable.png"
               + (", histories/" if cfg.histories else ""))
     return result
@@ -301,12 +305,15 @@ def cli(argv: Sequence[str] | None = None) -> int:
     limit_blas_threads(1)   # NumPy forward passes of ppo agents: one thread each (workers: one per core)
     try:
         main(config, argv=[PROG, *args])
+        sys.stdout.flush()   # here, where a closed pipe is caught, not at the exit
     except ValueError as exc:  # not a usage error (those exit 2 above): a failure while playing
         print(f"{PROG}: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print(f"\n{PROG}: interrupted; nothing written", file=sys.stderr)
         return 130
+    except BrokenPipeError:   # the output went to a pipe that closed (`| head`): the files are written
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())   # so that the exit's flush is quiet
     return 0
 
 

@@ -351,3 +351,24 @@ def test_match_workers_leave_ctrl_c_to_the_parent():
     finally:
         signal.signal(signal.SIGINT, before[0])
         signal.signal(signal.SIGTERM, before[1])
+
+
+@pytest.mark.parametrize("buffered", [True, False], ids=["buffered", "unbuffered"])
+def test_output_cut_short_by_a_pipe_keeps_the_results_and_says_nothing(tmp_path, buffered):
+    """`python -m arena ... | head -1`: the run folder is written before the tables are printed,
+    and the closed pipe is no traceback, whether Python's output is buffered (the pipe found
+    closed at the last flush) or not (at a print)."""
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+    if not buffered:
+        env["PYTHONUNBUFFERED"] = "1"
+    command = (f"{sys.executable} -m arena --agents random call --hands 4 --workers 1 --no-progress "
+               f"--out {tmp_path} --name cut | head -1")
+    done = subprocess.run(["bash", "-o", "pipefail", "-c", command], cwd=REPO, capture_output=True, text=True,
+                          timeout=120, env=env)
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    assert done.stdout.startswith("soko, 2 players")
+    assert json.loads((tmp_path / "cut" / "results.json").read_text())["config"]["hands"] == 4
