@@ -179,10 +179,10 @@ def resolve_model(path: str | Path) -> Path:
         for name in (FINAL_AGENT, FINAL_MODEL):
             if (path / name).is_file():
                 return path / name
-        ckpts = (sorted(p.name for p in (path / "checkpoints").glob("*.zip"))
-                 if (path / "checkpoints").is_dir() else [])
-        hint = (f" (training has not finished; its checkpoints: {path / 'checkpoints'}/{ckpts[-1]}, ...)"
-                if ckpts else "")
+        steps = sorted(int(m.group(1)) for p in (path / "checkpoints").glob("ckpt_*.zip")
+                       if (m := re.fullmatch(r"ckpt_(\d+)\.zip", p.name)))
+        hint = (f" (training has not finished; its newest checkpoint: "
+                f"{path / 'checkpoints' / f'ckpt_{steps[-1]}.zip'})" if steps else "")
         raise ValueError(f"{path} is a folder without {FINAL_MODEL}{hint}")
     if path.is_file():
         return path

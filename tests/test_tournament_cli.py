@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -41,6 +42,8 @@ def runs(tmp_path_factory) -> Path:
     unfinished = root / "runs" / "unfinished"
     (unfinished / "checkpoints").mkdir(parents=True)
     model.save(str(unfinished / "checkpoints" / "ckpt_512.zip"))
+    for name in ("ckpt_1024.zip", "eval_model.zip"):   # the newest is 1024 by number, not by name
+        shutil.copy(unfinished / "checkpoints" / "ckpt_512.zip", unfinished / "checkpoints" / name)
     (root / "notes.zip").write_bytes(b"not a zip")
     import zipfile
 
@@ -68,7 +71,7 @@ def _usage_error(argv, capsys) -> str:
     ("ppo:{root}/runs/missing.zip", "soko", "no model at {root}/runs/missing.zip: no such file or folder"),
     ("ppo:{root}/runs/unfinished", "soko",
      "{root}/runs/unfinished is a folder without final_model.zip (training has not finished; its "
-     "checkpoints: {root}/runs/unfinished/checkpoints/ckpt_512.zip, ...)"),
+     "newest checkpoint: {root}/runs/unfinished/checkpoints/ckpt_1024.zip)"),
     ("ppo:{root}/notes.zip", "soko",
      "{root}/notes.zip is not a model: neither an agent file (.safetensors) nor a MaskablePPO .zip"),
     ("ppo:{root}/other.zip", "soko",
