@@ -179,3 +179,18 @@ def test_a_random_seed_is_never_shown():
     assert t.seed is not None and t.public_seed is None
     assert t.state()["seed"] is None and str(t.seed) not in str(play_calls(t))
     assert table(seed=7).state()["seed"] == 7
+
+
+def test_the_web_table_on_a_port_in_use_is_one_line_before_its_address(capsys):
+    """Another program listens on the port: one line and exit code 2, and the table's address
+    is not printed (it was, before uvicorn's own error and exit code 3)."""
+    import socket
+
+    with socket.socket() as other:
+        other.bind(("127.0.0.1", 0))
+        other.listen()
+        port = other.getsockname()[1]
+        assert main(parse_args(["--web", "--port", str(port)])) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err == (f"error: cannot listen on 127.0.0.1:{port}: the port is in use (another "
+                                 "table or program listens there); choose another --port\n")

@@ -4,6 +4,7 @@ table on http://127.0.0.1:8765/); the console script ``stud-play`` is the same."
 from __future__ import annotations
 
 import argparse
+import errno
 import os
 import sys
 from dataclasses import dataclass
@@ -79,6 +80,10 @@ def main(cfg: PlayConfig) -> int:
 
         app = create_app(ServerConfig(host=cfg.host, port=cfg.port, default_opponent=cfg.default_opponent,
                                       pace_ms=cfg.pace_ms, table_timeout_s=cfg.table_timeout_s))
+        problem = _cannot_listen(cfg.host, cfg.port)
+        if problem:
+            print(f"error: {problem}", file=sys.stderr)
+            return 2
         if cfg.host not in ("127.0.0.1", "localhost", "::1"):
             print(f"warning: listening on {cfg.host}: other machines can reach this table (no password)",
                   file=sys.stderr)
@@ -110,6 +115,28 @@ def main(cfg: PlayConfig) -> int:
     except BrokenPipeError:  # the output went to a pipe that closed (`| head`): nothing to say
         sys.stdout = open(os.devnull, "w")  # noqa: SIM115 (so that the exit's flush stays quiet)
     return 0
+
+
+def _cannot_listen(host: str, port: int) -> str | None:
+    """Why the web table could not listen on ``host:port`` (None: it can), found by binding a
+    socket there as the server will, before the address is printed."""
+    import socket
+
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+    except socket.gaierror as exc:
+        return f"--host {host}: not an address of this machine ({exc.strerror})"
+    with socket.socket(family, kind, proto) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)   # as uvicorn binds
+        try:
+            probe.bind(address)
+        except OSError as exc:
+            if exc.errno == errno.EADDRINUSE:
+                return (f"cannot listen on {host}:{port}: the port is in use (another table or program "
+                        f"listens there); choose another --port")
+            return (f"cannot listen on {host}:{port}: {exc.strerror} (--host must be an address of this "
+                    f"machine)")
+    return None
 
 
 def cli(argv=None) -> None:
