@@ -30,8 +30,9 @@ def test_the_grid_is_the_product_of_its_lists():
     (["--seeds", "x"], "invalid int value"),
     (["--cpus-per-trial", "0"], "must be positive"),
     (["--address", "127.0.0.1:1"], "nothing answers there"),
+    (["--cpus-per-trial", "10000"], "a trial runs on one node, and the largest node of this cluster has"),
 ], ids=["no-equals", "empty", "twice", "unknown-key", "bad-value", "seed-twice", "seed-not-int", "cpus",
-        "no-cluster"])
+        "no-cluster", "cpus-beyond-any-node"])
 def test_bad_input_is_one_line_and_exit_2(argv, words, tmp_path, capsys):
     try:
         code = cli(["--config", str(SMOKE), "--out", str(tmp_path / "sweep"), *argv])

@@ -438,6 +438,13 @@ def main(args: argparse.Namespace) -> dict[str, Any]:
         started_here = connect(args.address)
     except ValueError as exc:
         raise ConfigError(f"--address: {exc}") from exc
+    largest = max((node.get("Resources", {}).get("CPU", 0) for node in ray.nodes() if node.get("Alive")),
+                  default=0)
+    if args.cpus_per_trial > largest:   # Tune would wait for such a node forever
+        if started_here:
+            ray.shutdown()
+        raise ConfigError(f"--cpus-per-trial {args.cpus_per_trial:g}: a trial runs on one node, and the "
+                          f"largest node of this cluster has {largest:g} CPUs")
     (out / "runs").mkdir(parents=True, exist_ok=True)
     record = {"command": shlex.join([sys.executable, "-m", "train.sweep", *sys.argv[1:]]), "trials": trials,
               "address": args.address}
