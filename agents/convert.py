@@ -12,9 +12,10 @@ from anyone may be converted. A bad input is one line and exit code 2.
 
 from __future__ import annotations
 
-import argparse
 import sys
 from dataclasses import dataclass
+
+from envs.cli import OneLineParser
 
 
 @dataclass
@@ -41,13 +42,8 @@ def main(cfg: ConvertConfig) -> int:
     return 0
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str):  # one line, exit code 2 (argparse's own prints the usage too)
-        self.exit(2, f"{self.prog}: error: {message}\n")
-
-
 def parse_args(argv=None) -> ConvertConfig:
-    p = _Parser(prog="python -m agents.convert", description=__doc__.split("\n\n")[0])
+    p = OneLineParser(prog="python -m agents.convert", description=__doc__.split("\n\n")[0])
     p.add_argument("source", help="an SB3 model .zip or a run folder")
     p.add_argument("out", nargs="?", default=None, help="the agent file to write (default: beside the zip)")
     p.add_argument("--game", default=None,

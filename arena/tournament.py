@@ -40,6 +40,7 @@ from arena.match import MatchPlan, Seat, match_result, play_matches, seat_agents
 from arena.report import default_name, format_table, write_outputs
 from arena.results import MatchResult, TournamentConfig, TournamentResult
 from arena.stats import Estimate, combine, mean_ci
+from envs.cli import OneLineParser
 from envs.engine.rules import RULES, Rules, check_players, get_rules
 from envs.files import make_folder
 
@@ -192,20 +193,12 @@ def _rule_value(rules: Rules, key: str, text: str) -> Any:
     return text
 
 
-class _Parser(argparse.ArgumentParser):
-    """Usage errors in one line, ``python -m arena: error: ...``, and exit code 2 (argparse's own
-    errors, such as ``--players x``, included)."""
-
-    def error(self, message: str):
-        self.exit(2, f"{self.prog}: error: {message}\n")
-
-
 def parse_args(argv: Sequence[str] | None = None) -> TournamentConfig:
     """The tournament a command line asks for, checked (:func:`check_config`) before anything
     is played: any usage error (an unknown option or rule, a bad value, a bad agent spec or
     ``ppo`` model, a player count the game or the agents cannot seat) exits with code 2 and one
     line."""
-    parser = _Parser(
+    parser = OneLineParser(
         prog=PROG,
         description="Duplicate tournament between agents.",
         formatter_class=argparse.RawDescriptionHelpFormatter,

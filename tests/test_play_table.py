@@ -194,3 +194,19 @@ def test_the_web_table_on_a_port_in_use_is_one_line_before_its_address(capsys):
     out, err = capsys.readouterr()
     assert out == "" and err == (f"error: cannot listen on 127.0.0.1:{port}: the port is in use (another "
                                  "table or program listens there); choose another --port\n")
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--hands", "0"], "--hands must be at least 1, not 0"),
+    (["--web", "--table-timeout", "0"], "--table-timeout must be positive, not 0"),
+    (["--web", "--default-opponent", "bogus"], "--default-opponent bogus: unknown agent; valid agents: "),
+    (["--game", "holdem"], "argument --game: invalid choice: 'holdem'"),
+])
+def test_bad_options_are_one_line(argv, message, capsys):
+    """A given default opponent is checked, never swapped for equity (only the built-in default,
+    champion, falls back where no champion is installed)."""
+    with pytest.raises(SystemExit) as info:
+        parse_args(argv)
+    err = capsys.readouterr().err
+    assert info.value.code == 2 and err.count("\n") == 1
+    assert err.startswith(f"python -m arena.play: error: {message}")

@@ -53,6 +53,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from envs.cli import OneLineParser
 from envs.files import atomic_write_text, make_folder
 from train.checks import check_config, checked_config_from_dict, load_checked_config
 from train.config import (
@@ -520,16 +521,10 @@ RESUME_SETTABLE = ("run.total_timesteps", "run.checkpoint_every", "run.keep_chec
                    "opponents.")
 
 
-class _Parser(argparse.ArgumentParser):
-    """argparse with a one-line usage error (exit code 2) instead of the usage block."""
-
-    def error(self, message: str):
-        self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
-
-
 def parse_args(argv: Sequence[str] | None = None) -> tuple[Config, Path | None, bool]:
     """The config a command line asks for; a bad config raises ConfigError."""
-    parser = _Parser(
+    parser = OneLineParser(
+        hint=" (see --help)",
         prog="train/ppo.py",
         description="Train a stud poker agent with MaskablePPO.",
         formatter_class=argparse.RawDescriptionHelpFormatter,

@@ -49,6 +49,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from envs.cli import OneLineParser
 from envs.files import atomic_write_bytes, atomic_write_text, check_folder, make_folder
 from train.checks import checked_config_from_dict, load_checked_config
 from train.config import ConfigError, read_yaml
@@ -362,13 +363,8 @@ def _plot(path: Path, curves: dict[str, dict[int, list[dict]]], metrics: list[st
 # The command
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str):
-        self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
-
-
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    parser = _Parser(prog="python -m train.sweep",
+    parser = OneLineParser(hint=" (see --help)", prog="python -m train.sweep",
                      description="A grid of overrides x seeds as Ray Tune trials.",
                      formatter_class=argparse.RawDescriptionHelpFormatter,
                      epilog="Writes <out>/runs/<point>__s<seed>/ (one training run each), summary.md, "

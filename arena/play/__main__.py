@@ -3,12 +3,12 @@ table on http://127.0.0.1:8765/); the console script ``stud-play`` is the same."
 
 from __future__ import annotations
 
-import argparse
 import errno
 import os
 import sys
 from dataclasses import dataclass
 
+from envs.cli import OneLineParser
 from envs.engine.rules import RULES
 
 __all__ = ["PlayConfig", "cli", "main", "parse_args"]
@@ -34,7 +34,7 @@ class PlayConfig:
 
 
 def parse_args(argv=None) -> PlayConfig:
-    p = argparse.ArgumentParser(
+    p = OneLineParser(
         prog="python -m arena.play",
         description="Play stud against the agents: in the terminal, or with --web in the browser.")
     p.add_argument("--web", action="store_true",
@@ -52,8 +52,9 @@ def parse_args(argv=None) -> PlayConfig:
     p.add_argument("--seed", type=int, default=None, help="terminal: the table's seed (default random)")
     p.add_argument("--coach", default=None, metavar="SPEC",
                    help="terminal: an agent whose action probabilities are shown for your decisions")
-    p.add_argument("--default-opponent", default="champion",
-                   help="the opponent offered first (falls back to equity when it is unknown)")
+    p.add_argument("--default-opponent", default=None, metavar="SPEC",
+                   help="the opponent offered first (default: champion, or equity where no champion is "
+                        "installed)")
     p.add_argument("--pace-ms", type=int, default=900, help="web: default pause between agents' actions")
     p.add_argument("--table-timeout", type=float, default=1800.0,
                    help="web: seconds before an idle table is dropped")
@@ -65,6 +66,18 @@ def parse_args(argv=None) -> PlayConfig:
         p.error(f"--port must be 1..65535, not {a.port}")
     if a.pace_ms < 0:
         p.error("--pace-ms must not be negative")
+    if a.hands is not None and a.hands < 1:
+        p.error(f"--hands must be at least 1, not {a.hands}")
+    if not a.table_timeout > 0:
+        p.error(f"--table-timeout must be positive, not {a.table_timeout:g}")
+    if a.default_opponent is None:
+        a.default_opponent = "champion"
+    else:   # given: checked, never replaced by another agent
+        from agents.registry import AGENTS
+
+        if a.default_opponent.partition(":")[0].strip() not in AGENTS:
+            p.error(f"--default-opponent {a.default_opponent}: unknown agent; valid agents: "
+                    f"{', '.join(AGENTS)}")
     return PlayConfig(web=a.web, host=a.host, port=a.port, game=a.game, players=a.players,
                       opponents=tuple(a.opponent), seed=a.seed, coach=a.coach, betting=a.betting,
                       default_opponent=a.default_opponent, pace_ms=a.pace_ms, table_timeout_s=a.table_timeout,
