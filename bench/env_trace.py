@@ -35,7 +35,6 @@ from pathlib import Path
 import numpy as np
 import quick_option  # bench/quick_option.py (this folder is on sys.path for a script)
 
-from agents.registry import champion_path
 from agents.trained import PPOAgent
 from train.batched_vec import make_batched_vec_env
 from train.config import load_config
@@ -116,13 +115,7 @@ def cli(argv=None) -> int:
     args = quick_option.parse_args(p, {"steps": 2048}, argv)
     if args.steps < 1 or args.slots < 1:
         p.error("--steps and --slots must be at least 1")
-    if args.model is None:
-        try:
-            args.model = str(champion_path("soko"))
-        except ValueError as exc:   # not installed
-            p.error(str(exc))
-    if not Path(args.model).exists():
-        p.error(f"--model {args.model}: no such file")
+    args.model = quick_option.model_or_champion(p, args.model)
     try:
         return main(args)
     except (ValueError, OSError) as exc:   # a bad config, model or run folder: one line
