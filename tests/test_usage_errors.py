@@ -372,3 +372,17 @@ def test_output_cut_short_by_a_pipe_keeps_the_results_and_says_nothing(tmp_path,
     assert done.returncode == 0 and done.stderr == "", done.stderr
     assert done.stdout.startswith("soko, 2 players")
     assert json.loads((tmp_path / "cut" / "results.json").read_text())["config"]["hands"] == 4
+
+
+@pytest.mark.parametrize("module", ["arena.tournament", "arena.exploit", "arena.play.__main__",
+                                    "agents.convert", "train.sweep", "train.ppo"])
+def test_a_mistyped_option_is_one_line_in_every_command(module, capsys):
+    """argparse's own errors (an unknown option) are one line too, not its usage block."""
+    import importlib
+
+    parse_args = importlib.import_module(module).parse_args   # each command's parser
+    with pytest.raises(SystemExit) as info:
+        parse_args(["--no-such-option"])
+    err = capsys.readouterr().err
+    assert info.value.code == 2 and err.count("\n") == 1 and "usage:" not in err, err
+    assert "error: " in err
