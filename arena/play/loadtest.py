@@ -11,7 +11,6 @@ the server's per-connection message rate as a person would).
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import json
 import sys
@@ -20,6 +19,8 @@ from dataclasses import dataclass, field
 from http.cookiejar import DefaultCookiePolicy
 
 import numpy as np
+
+from envs.cli import OneLineParser
 
 __all__ = ["LoadConfig", "LoadResult", "main", "run_load"]
 
@@ -141,7 +142,7 @@ def main(cfg: LoadConfig) -> int:
 
 
 def parse_args(argv=None) -> LoadConfig:
-    p = argparse.ArgumentParser(prog="python -m arena.play.loadtest", description=__doc__.splitlines()[0])
+    p = OneLineParser(prog="python -m arena.play.loadtest", description=__doc__.splitlines()[0])
     p.add_argument("--tables", type=int, default=50)
     p.add_argument("--seconds", type=float, default=20.0)
     p.add_argument("--game", default="soko")
