@@ -30,8 +30,8 @@ def make_client(deck=None, clock=None, **server):
         return Table(cfg, deck_for_hand=(lambda k: deck) if deck else None)
 
     kw = {"clock": clock} if clock else {}
-    server = {"allowed_hosts": ("testserver",)} | server
-    app = create_app(ServerConfig(default_opponent="call", **server), make_table=make_table, **kw)
+    server = {"allowed_hosts": ("testserver",), "default_opponent": "call"} | server
+    app = create_app(ServerConfig(**server), make_table=make_table, **kw)
     client = TestClient(app)
     client.get("/")  # the session cookie
     return app, client
@@ -178,6 +178,42 @@ def test_a_body_over_the_limit_is_dropped_without_being_read_whole(declared):
     received.clear()
     chunks = 3
     assert asyncio.run(read_body(small, 256 * 1024)) == chunk * 3
+
+
+def test_a_page_never_makes_the_server_run_code_or_read_files_it_names(tmp_path, monkeypatch):
+    """trust_pickled_code from a page is refused on any table (it would unpickle a file);
+    on a table open to other machines no spec that reads a file (ppo, cfr, br paths) is
+    taken either, so that a remote page learns nothing of the disk (an /etc/passwd spec
+    answered 'not a readable agent file: header too large'). The built-in agents and the
+    shipped champions play everywhere; on this machine's own table a model file still does."""
+    import agents.agent_file
+
+    def never(*args, **kwargs):
+        raise AssertionError("a pickled model was loaded")
+
+    monkeypatch.setattr(agents.agent_file, "global_generators_kept", never)
+    champion = "ppo:agents/champions/soko.safetensors"
+    for host, allowed in (("127.0.0.1", True), ("0.0.0.0", False)):
+        _, client = make_client(SOKO_DECK, host=host)
+        with client:
+            client.get("/")
+            for field in ("opponents", "coach"):
+                r = client.post("/api/tables", json={field: "ppo:x.zip,trust_pickled_code=true"})
+                assert r.status_code == 400 and r.json()["error"] == (
+                    "agent 'ppo:x.zip,trust_pickled_code=true': the web table never loads pickled code; "
+                    "convert the zip (python -m agents.convert) and name the agent file")
+                r = client.post("/api/tables", json={field: "ppo:/etc/passwd"})
+                assert r.status_code == 400 and ("open to other machines" in r.json()["error"]) != allowed
+                r = client.post("/api/tables", json={field: champion})
+                assert (r.status_code == 200) == allowed, r.text
+            for spec in ("champion", "champion:soko", "equity:samples=50", "tag"):
+                assert client.post("/api/tables", json={"opponents": [spec]}).status_code == 200
+    # A model the server itself offers (its --default-opponent) plays on an open table too.
+    _, client = make_client(SOKO_DECK, host="0.0.0.0", default_opponent=champion)
+    with client:
+        client.get("/")
+        assert client.get("/api/config").json()["default_opponent"] == champion
+        assert client.post("/api/tables", json={"opponents": [champion]}).status_code == 200
 
 
 def test_sessions_keep_tables_apart():

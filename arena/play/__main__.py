@@ -98,7 +98,8 @@ def main(cfg: PlayConfig) -> int:
             print(f"error: {problem}", file=sys.stderr)
             return 2
         if cfg.host not in ("127.0.0.1", "localhost", "::1"):
-            print(f"warning: listening on {cfg.host}: other machines can reach this table (no password)",
+            print(f"warning: listening on {cfg.host}: other machines can reach this table (no password); "
+                  f"their pages may choose the built-in agents and the champions, not files of this machine",
                   file=sys.stderr)
         print(f"Stud Arena table: http://{cfg.host}:{cfg.port}/  (Ctrl+C stops it)", flush=True)
         uvicorn.run(app, host=cfg.host, port=cfg.port, log_level="warning", ws_max_size=65536)

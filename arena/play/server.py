@@ -49,7 +49,7 @@ from fastapi.responses import FileResponse, JSONResponse, PlainTextResponse, Res
 from fastapi.staticfiles import StaticFiles
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 
-from agents.registry import AGENTS
+from agents.registry import AGENTS, parse_spec
 from arena.play.table import (
     GAME_TITLES,
     Table,
@@ -60,8 +60,8 @@ from arena.play.table import (
 from envs.engine import phh
 from envs.engine.rules import RULES, Betting
 
-__all__ = ["COOKIE", "MAX_MESSAGE", "MAX_UPLOAD", "LocalServer", "Registry", "ServerConfig", "create_app",
-           "read_body"]
+__all__ = ["COOKIE", "MAX_MESSAGE", "MAX_UPLOAD", "LocalServer", "Registry", "ServerConfig",
+           "check_client_spec", "create_app", "read_body"]
 
 STATIC = Path(__file__).parent / "static"
 COOKIE = "stud_session"
@@ -205,7 +205,21 @@ def _table_summary(table_id: str, t: Table) -> dict:
             "seed": t.public_seed, "hand": t.hand_number, "session": t.session(), "coach": t.coach_name}
 
 
-def _parse_table_request(body: object, default: str) -> TableConfig:
+def check_client_spec(spec: str, *, files: bool) -> None:
+    """A ValueError unless the web table may play ``spec``, an agent spec a client sent: never
+    one that runs code from a file (``trust_pickled_code``), and with ``files`` False (a table
+    open to other machines) none that reads a file the client names (``ppo``, ``cfr``, ``br``
+    paths), so that nobody else learns or loads what lies on this machine's disk."""
+    name, options = parse_spec(spec)
+    if options.get("trust_pickled_code"):
+        raise ValueError(f"agent {spec.strip()!r}: the web table never loads pickled code; convert the zip "
+                         f"(python -m agents.convert) and name the agent file")
+    if not files and AGENTS[name][2] == "path":
+        raise ValueError(f"agent {spec.strip()!r}: this table is open to other machines, so it loads no "
+                         f"file a page names; the built-in agents and the shipped champions play")
+
+
+def _parse_table_request(body: object, default: str, *, files: bool = True) -> TableConfig:
     if not isinstance(body, dict):
         raise ValueError(  # noqa: TRY004 (bad input, answered like any other)
             "send a JSON object: {\"game\": ..., \"players\": ..., \"opponents\": [...]}")
@@ -218,12 +232,17 @@ def _parse_table_request(body: object, default: str) -> TableConfig:
         opponents = [opponents]
     if not isinstance(opponents, list) or len(opponents) > 8:
         raise ValueError("opponents must be an agent spec or a list of at most 7 specs")
-    opponents = [default if o in ("", None) else o for o in opponents]
-    if not all(isinstance(o, str) and len(o) <= 300 for o in opponents):
+    if not all(o in ("", None) or (isinstance(o, str) and len(o) <= 300) for o in opponents):
         raise ValueError("each opponent must be an agent spec (a short string)")
+    for o in opponents:
+        if o not in ("", None) and o.strip() != default.strip():   # the server's default is its own
+            check_client_spec(o, files=files)
+    opponents = [default if o in ("", None) else o for o in opponents]
     coach = body.get("coach") or None
     if coach is not None and (not isinstance(coach, str) or len(coach) > 300):
         raise ValueError("coach must be an agent spec (a short string) or empty")
+    if coach is not None:
+        check_client_spec(coach, files=files)
     seed = body.get("seed")
     if seed in ("", None):
         seed = None
@@ -307,7 +326,7 @@ def create_app(cfg: ServerConfig | None = None, *, clock=time.monotonic, make_ta
             return _error(f"request too large (over {MAX_MESSAGE} bytes)", 413)
         try:
             body = json.loads(raw or b"{}")
-            table_cfg = _parse_table_request(body, opponent)
+            table_cfg = _parse_table_request(body, opponent, files=cfg.host in LOOPBACK)
             table = await asyncio.to_thread(make_table, table_cfg)
             table_id = registry.create(owner, table)
         except json.JSONDecodeError:
