@@ -208,6 +208,10 @@ def test_a_page_never_makes_the_server_run_code_or_read_files_it_names(tmp_path,
                 assert (r.status_code == 200) == allowed, r.text
             for spec in ("champion", "champion:soko", "equity:samples=50", "tag"):
                 assert client.post("/api/tables", json={"opponents": [spec]}).status_code == 200
+            r = client.post("/api/tables", json={"opponents": ["equity:samples=100000000"]})
+            assert (r.status_code == 200) == allowed   # a decision's cost, bounded on an open table
+            if not allowed:
+                assert r.json()["error"].endswith("so an agent's samples are at most 2000")
     # A model the server itself offers (its --default-opponent) plays on an open table too.
     _, client = make_client(SOKO_DECK, host="0.0.0.0", default_opponent=champion)
     with client:

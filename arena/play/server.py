@@ -68,6 +68,9 @@ COOKIE = "stud_session"
 MAX_MESSAGE = 4096
 """Characters in one WebSocket message; a longer one is refused unread."""
 MAX_UPLOAD = 256 * 1024
+OPEN_MAX_SAMPLES = 2000
+"""The most deals an ``equity`` agent of a page may draw a decision on a table open to other
+machines (about a tenth of a second each; 300 by default)."""
 """Bytes of an uploaded PHH file."""
 WS_CLOSE_NO_TABLE = 4404
 WS_CLOSE_FOREIGN = 4403
@@ -217,6 +220,9 @@ def check_client_spec(spec: str, *, files: bool) -> None:
     if not files and AGENTS[name][2] == "path":
         raise ValueError(f"agent {spec.strip()!r}: this table is open to other machines, so it loads no "
                          f"file a page names; the built-in agents and the shipped champions play")
+    if not files and options.get("samples", 0) > OPEN_MAX_SAMPLES:   # each decision's cost: bounded
+        raise ValueError(f"agent {spec.strip()!r}: this table is open to other machines, so an agent's "
+                         f"samples are at most {OPEN_MAX_SAMPLES}")
 
 
 def _parse_table_request(body: object, default: str, *, files: bool = True) -> TableConfig:
