@@ -61,7 +61,8 @@ import numpy as np
 from envs.files import atomic_write_bytes, make_folder
 
 __all__ = ["AgentFileError", "ModelInfo", "FORMAT", "VERSION", "FINAL_MODEL", "FINAL_AGENT",
-           "EXTRACTORS", "ACTIVATION_NAMES", "policy_kwargs", "resolve_model", "model_info", "check_model",
+           "EXTRACTORS", "ACTIVATION_NAMES", "policy_kwargs", "checkpoint_files", "resolve_model",
+           "model_info", "check_model",
            "load_policy", "load_mlp_layers", "save_agent_file", "convert", "rules_to_json", "rules_from_json",
            "layout_sha256",
            "global_generators_kept", "run_record", "plays_deterministic"]
@@ -170,6 +171,17 @@ def _tensors_sha256(tensors: dict[str, np.ndarray]) -> str:
 # Finding and describing a model file
 
 
+_CKPT = re.compile(r"^ckpt_(\d+)\.zip$")
+
+
+def checkpoint_files(folder: str | Path) -> list[tuple[int, Path]]:
+    """``(timesteps, path)`` of every ``ckpt_<timesteps>.zip`` in ``folder`` (a run folder's
+    ``checkpoints/``), newest first, whole or not; none for a missing folder."""
+    found = [(int(m.group(1)), path) for path in Path(folder).glob("ckpt_*.zip")
+             if (m := _CKPT.match(path.name))]
+    return sorted(found, reverse=True)
+
+
 def resolve_model(path: str | Path) -> Path:
     """The model file a ``ppo`` path names: the file itself, the same with ``.safetensors`` or
     ``.zip`` added, or a run folder's ``final_model.safetensors`` (else its ``final_model.zip``).
@@ -179,10 +191,8 @@ def resolve_model(path: str | Path) -> Path:
         for name in (FINAL_AGENT, FINAL_MODEL):
             if (path / name).is_file():
                 return path / name
-        steps = sorted(int(m.group(1)) for p in (path / "checkpoints").glob("ckpt_*.zip")
-                       if (m := re.fullmatch(r"ckpt_(\d+)\.zip", p.name)))
-        hint = (f" (training has not finished; its newest checkpoint: "
-                f"{path / 'checkpoints' / f'ckpt_{steps[-1]}.zip'})" if steps else "")
+        newest = checkpoint_files(path / "checkpoints")[:1]
+        hint = (f" (training has not finished; its newest checkpoint: {newest[0][1]})" if newest else "")
         raise ValueError(f"{path} is a folder without {FINAL_MODEL}{hint}")
     if path.is_file():
         return path

@@ -44,13 +44,14 @@ from typing import Any
 import numpy as np
 from stable_baselines3.common.callbacks import BaseCallback
 
+from agents.agent_file import checkpoint_files
 from agents.trained import PPOAgent
 from envs.files import atomic_write_bytes, atomic_write_text
 from train.config import Config, repo_path
 from train.vec import set_pool
 
 __all__ = ["save_model", "ProgressBar", "PokerStats", "SelfPlay", "Checkpoints",
-           "Evaluation", "OpponentPool", "tag_name", "latest_checkpoint", "checkpoint_files",
+           "Evaluation", "OpponentPool", "tag_name", "latest_checkpoint",
            "read_checkpoint_state", "referenced_snapshots", "write_now", "hands_seed", "restart_hands"]
 
 
@@ -89,15 +90,6 @@ def tag_name(spec: str) -> str:
     """A TensorBoard-friendly name for an agent spec: ``"equity:samples=50"`` -> ``equity_samples_50``."""
     return re.sub(r"[^A-Za-z0-9]+", "_", spec).strip("_") or "agent"
 
-
-_CKPT = re.compile(r"^ckpt_(\d+)\.zip$")
-
-
-def checkpoint_files(folder: Path) -> list[tuple[int, Path]]:
-    """Every ``ckpt_<timesteps>.zip`` in ``folder``, newest first (whole or not)."""
-    found = [(int(m.group(1)), path) for path in Path(folder).glob("ckpt_*.zip")
-             if (m := _CKPT.match(path.name))]
-    return sorted(found, reverse=True)
 
 
 def read_checkpoint_state(path: Path) -> dict:
@@ -597,9 +589,7 @@ class Checkpoints(EveryTimesteps):
                 state["evaluation"] = self.evaluation.state()
         atomic_write_text(path.with_suffix(".json"), json.dumps(state, indent=2) + "\n")
         self.last_saved = steps
-        found = sorted((int(m.group(1)), p) for p in self.folder.glob("ckpt_*.zip")
-                       if (m := _CKPT.match(p.name)))
-        for _, old in found[:-self.keep]:
+        for _, old in checkpoint_files(self.folder)[self.keep:]:   # newest first
             old.with_suffix(".json").unlink(missing_ok=True)
             old.unlink(missing_ok=True)
         self.pool.prune()

@@ -173,7 +173,7 @@ def main(cfg: Config, *, resume: str | Path | None = None, command: Sequence[str
     import torch
     from stable_baselines3.common.callbacks import CallbackList
 
-    from agents.agent_file import FINAL_AGENT
+    from agents.agent_file import FINAL_AGENT, checkpoint_files
     from train import rng_state
     from train.callbacks import (
         Checkpoints,
@@ -184,7 +184,6 @@ def main(cfg: Config, *, resume: str | Path | None = None, command: Sequence[str
         ProgressBar,
         SelfPlay,
         TimeShares,
-        checkpoint_files,
         hands_seed,
         latest_checkpoint,
         restart_hands,
@@ -437,7 +436,8 @@ def _load_newest_checkpoint(folder: Path, new_model, *, device: str):
     ``new_model()`` (:func:`_restore_checkpoint`). One that does not (a broken file, or a state
     file missing because the run stopped while writing it) is renamed ``*.broken`` and the next
     older one is tried; each fallback is printed."""
-    from train.callbacks import checkpoint_files, read_checkpoint_state
+    from agents.agent_file import checkpoint_files
+    from train.callbacks import read_checkpoint_state
 
     skipped = []
     for steps, path in checkpoint_files(folder):
