@@ -58,7 +58,7 @@ from typing import Any
 
 import numpy as np
 
-from envs.files import atomic_write_bytes, make_folder
+from envs.files import atomic_write_bytes, check_folder, make_folder
 
 __all__ = ["AgentFileError", "ModelInfo", "FORMAT", "VERSION", "FINAL_MODEL", "FINAL_AGENT",
            "EXTRACTORS", "ACTIVATION_NAMES", "policy_kwargs", "checkpoint_files", "resolve_model",
@@ -712,6 +712,8 @@ def convert(source: str | Path, out: str | Path | None = None, *, rules=None) ->
     if rules is None:
         raise ValueError(f"{zip_path} sits in no run folder (no config.yaml beside it): "
                          f"name its game with --game")
+    out = Path(out) if out is not None else zip_path.with_suffix(".safetensors")
+    _check_convert_target(out)   # before the work: a bad name is refused at once, nothing made
     policy = _zip_policy(info, zip_state(info.path))
     record = run_record(zip_path)
     data = zip_data(zip_path)
@@ -720,15 +722,14 @@ def convert(source: str | Path, out: str | Path | None = None, *, rules=None) ->
             "commit": record.get("commit", "unknown"), "steps": data.get("num_timesteps"),
             "command": record.get("command", ""), "converted_from": zip_path.name}
     players = int((config.get("env") or {}).get("players", 2) or 2)
-    out = Path(out) if out is not None else zip_path.with_suffix(".safetensors")
-    _check_convert_target(out)
     return save_agent_file(out, policy, rules=rules, features=info.features, players=players, made=made)
 
 
 def _check_convert_target(out: Path) -> None:
     """``out`` may be written by :func:`convert`: a ``.safetensors`` name (what the loaders take for
     an agent file) that is new or an agent file already (converted again), never another file (a
-    typo that names the source zip, or anything else), in a folder that can be made."""
+    typo that names the source zip, or anything else), in a folder that can be made (nothing is
+    made here: :func:`save_agent_file` makes it)."""
     if out.suffix != ".safetensors":
         raise ValueError(f"{out}: an agent file's name ends in .safetensors (the loaders tell it from a zip "
                          f"by that)")
@@ -740,4 +741,4 @@ def _check_convert_target(out: Path) -> None:
         except AgentFileError:
             raise ValueError(f"{out} exists and is not an agent file; choose another name or remove "
                              f"it") from None
-    make_folder(out.parent)
+    check_folder(out.parent)

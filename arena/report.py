@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import math
 import re
 from datetime import datetime
@@ -26,10 +25,9 @@ import numpy as np
 from arena.match import worker_count
 from arena.results import TournamentConfig, TournamentResult
 from arena.stats import Estimate
-from envs.files import atomic_write_bytes, atomic_write_text
+from envs.files import atomic_write_bytes, atomic_write_text, write_json
 
-__all__ = ["format_table", "cross_sides", "crosstable_figure", "write_outputs", "default_name",
-           "finite_or_none"]
+__all__ = ["format_table", "cross_sides", "crosstable_figure", "write_outputs", "default_name"]
 
 
 NO_INTERVAL = "n/a"
@@ -85,19 +83,6 @@ def format_table(result: TournamentResult) -> str:
 
 def _count(n: int, noun: str) -> str:
     return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
-
-
-def finite_or_none(value: Any) -> Any:
-    """``value`` (dicts, lists, tuples of numbers and strings) with every NaN or infinite float
-    as None: JSON has no NaN (Python writes one that other readers refuse); an interval that too
-    few deals leave undefined is written as null."""
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, dict):
-        return {k: finite_or_none(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [finite_or_none(v) for v in value]
-    return value
 
 
 def cross_sides(result: TournamentResult) -> tuple[list[str], list[str]]:
@@ -210,8 +195,7 @@ def write_outputs(result: TournamentResult, folder: Path, argv: Sequence[str] | 
     folder.mkdir(parents=True, exist_ok=True)
     data = result.as_dict()
     data["command"] = " ".join(argv) if argv else None
-    atomic_write_text(folder / "results.json",
-                      json.dumps(finite_or_none(data), indent=2, default=str, allow_nan=False) + "\n")
+    write_json(folder / "results.json", data)   # an undefined interval: null
     _write_csv(result, folder / "crosstable.csv")
     _write_png(result, folder / "crosstable.png")
     if result.config.histories:

@@ -28,7 +28,6 @@ import argparse
 import dataclasses
 import itertools
 import math
-import os
 import sys
 import time
 from pathlib import Path
@@ -40,7 +39,7 @@ from arena.match import MatchPlan, Seat, match_result, play_matches, seat_agents
 from arena.report import default_name, format_table, write_outputs
 from arena.results import MatchResult, TournamentConfig, TournamentResult
 from arena.stats import Estimate, combine, mean_ci
-from envs.cli import OneLineParser
+from envs.cli import OneLineParser, drop_closed_stdout
 from envs.engine.rules import RULES, Rules, check_players, get_rules
 from envs.files import make_folder
 
@@ -306,7 +305,7 @@ def cli(argv: Sequence[str] | None = None) -> int:
         print(f"\n{PROG}: interrupted; nothing written", file=sys.stderr)
         return 130
     except BrokenPipeError:   # the output went to a pipe that closed (`| head`): the files are written
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())   # so that the exit's flush is quiet
+        drop_closed_stdout()
     return 0
 
 

@@ -8,8 +8,10 @@ Standard library only, so every layer's command can use it.
 from __future__ import annotations
 
 import argparse
+import os
+import sys
 
-__all__ = ["OneLineParser"]
+__all__ = ["OneLineParser", "drop_closed_stdout"]
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -23,3 +25,9 @@ class OneLineParser(argparse.ArgumentParser):
 
     def error(self, message: str):
         self.exit(2, f"{self.prog}: error: {message}{self.hint}\n")
+
+
+def drop_closed_stdout() -> None:
+    """After a ``BrokenPipeError`` (the output went to a pipe that closed, as ``| head`` does):
+    standard output goes to the null device, so that the flush at the exit raises nothing."""
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

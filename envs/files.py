@@ -13,10 +13,14 @@ every layer can use it.
 
 from __future__ import annotations
 
+import json
+import math
 import os
 from pathlib import Path
+from typing import Any
 
-__all__ = ["atomic_write_bytes", "atomic_write_text", "check_folder", "make_folder"]
+__all__ = ["atomic_write_bytes", "atomic_write_text", "write_json", "finite_or_none", "check_folder",
+           "make_folder"]
 
 
 def atomic_write_bytes(path: str | Path, data: bytes) -> Path:
@@ -39,6 +43,26 @@ def atomic_write_bytes(path: str | Path, data: bytes) -> Path:
 def atomic_write_text(path: str | Path, text: str) -> Path:
     """:func:`atomic_write_bytes` of ``text`` in UTF-8."""
     return atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def finite_or_none(value: Any) -> Any:
+    """``value`` (dicts, lists, tuples of numbers and strings) with every NaN or infinite float
+    as None: JSON has no NaN (Python writes one that other readers refuse); an interval that too
+    few deals leave undefined is written as null."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: finite_or_none(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [finite_or_none(v) for v in value]
+    return value
+
+
+def write_json(path: str | Path, data: Any) -> Path:
+    """``data`` as strict JSON (NaN and infinities as null; anything else JSON lacks as its
+    ``str``), indented, written whole (:func:`atomic_write_text`)."""
+    text = json.dumps(finite_or_none(data), indent=2, default=str, allow_nan=False)
+    return atomic_write_text(path, text + "\n")
 
 
 def check_folder(path: str | Path) -> Path:

@@ -46,7 +46,7 @@ from stable_baselines3.common.callbacks import BaseCallback
 
 from agents.agent_file import checkpoint_files
 from agents.trained import PPOAgent
-from envs.files import atomic_write_bytes, atomic_write_text
+from envs.files import atomic_write_bytes, atomic_write_text, write_json
 from train.config import Config, repo_path
 from train.vec import set_pool
 
@@ -787,7 +787,6 @@ class Evaluation(EveryTimesteps):
         process's generators are left alone), play it, keep it in ``best_responses/at_STEPS``."""
         from agents.registry import make_agent
         from arena.exploit import lower_bound, train_best_response
-        from arena.report import finite_or_none
         from envs.engine.rules import get_rules
 
         cfg, game = self.cfg, self.cfg.env.game
@@ -802,8 +801,7 @@ class Evaluation(EveryTimesteps):
                              hands=cfg.eval.br_hands, seed=seed, players=cfg.env.players)
         result.update({"timesteps": steps, "best_response_agent": f"ppo:{model}", **info,
                        "seconds": {**info["seconds"], **result["seconds"]}})
-        atomic_write_text(folder / "results.json",
-                          json.dumps(finite_or_none(result), indent=2, allow_nan=False) + "\n")
+        write_json(folder / "results.json", result)
         low, high = result["ci95"]
         return {"eval/br_bb100": result["exploitability_bb_per_100"], "eval/br_bb100_ci95_low": low,
                 "eval/br_bb100_ci95_high": high, "eval/br_seconds": time.perf_counter() - start}

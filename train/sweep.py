@@ -50,7 +50,7 @@ from pathlib import Path
 from typing import Any
 
 from envs.cli import OneLineParser
-from envs.files import atomic_write_bytes, atomic_write_text, check_folder, make_folder
+from envs.files import atomic_write_bytes, atomic_write_text, check_folder, make_folder, write_json
 from train.checks import checked_config_from_dict, load_checked_config
 from train.config import ConfigError, read_yaml
 
@@ -365,10 +365,10 @@ def _plot(path: Path, curves: dict[str, dict[int, list[dict]]], metrics: list[st
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = OneLineParser(hint=" (see --help)", prog="python -m train.sweep",
-                     description="A grid of overrides x seeds as Ray Tune trials.",
-                     formatter_class=argparse.RawDescriptionHelpFormatter,
-                     epilog="Writes <out>/runs/<point>__s<seed>/ (one training run each), summary.md, "
-                            "summary.csv, curves.png.\nA bad argument or config exits with code 2.")
+                           description="A grid of overrides x seeds as Ray Tune trials.",
+                           formatter_class=argparse.RawDescriptionHelpFormatter,
+                           epilog="Writes <out>/runs/<point>__s<seed>/ (one training run each), summary.md, "
+                                  "summary.csv, curves.png.\nA bad argument or config exits with code 2.")
     parser.add_argument("--config", required=True, help="a YAML experiment, e.g. configs/soko_ppo.yaml")
     parser.add_argument("--seeds", type=int, nargs="+", default=None,
                         help="seeds (default: the config's run.seed)")
@@ -444,7 +444,7 @@ def main(args: argparse.Namespace) -> dict[str, Any]:
     (out / "runs").mkdir(parents=True, exist_ok=True)
     record = {"command": shlex.join([sys.executable, "-m", "train.sweep", *sys.argv[1:]]), "trials": trials,
               "address": args.address}
-    atomic_write_text(out / "sweep.json", json.dumps(record, indent=2) + "\n")
+    write_json(out / "sweep.json", record)
     print(f"sweep: {len(trials)} trials on {ray.cluster_resources().get('CPU', 0):g} CPUs; folder {out}",
           flush=True)
     try:

@@ -4,11 +4,10 @@ table on http://127.0.0.1:8765/); the console script ``stud-play`` is the same."
 from __future__ import annotations
 
 import errno
-import os
 import sys
 from dataclasses import dataclass
 
-from envs.cli import OneLineParser
+from envs.cli import OneLineParser, drop_closed_stdout
 from envs.engine.rules import RULES
 
 __all__ = ["PlayConfig", "cli", "main", "parse_args"]
@@ -127,7 +126,7 @@ def main(cfg: PlayConfig) -> int:
     except KeyboardInterrupt:
         print("\nBye.")
     except BrokenPipeError:  # the output went to a pipe that closed (`| head`): nothing to say
-        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 (so that the exit's flush stays quiet)
+        drop_closed_stdout()
     return 0
 
 

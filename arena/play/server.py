@@ -68,10 +68,10 @@ COOKIE = "stud_session"
 MAX_MESSAGE = 4096
 """Characters in one WebSocket message; a longer one is refused unread."""
 MAX_UPLOAD = 256 * 1024
+"""Bytes of an uploaded PHH file."""
 OPEN_MAX_SAMPLES = 2000
 """The most deals an ``equity`` agent of a page may draw a decision on a table open to other
-machines (about a tenth of a second each; 300 by default)."""
-"""Bytes of an uploaded PHH file."""
+machines (about a tenth of a second a decision at 2,000; 300 by default)."""
 WS_CLOSE_NO_TABLE = 4404
 WS_CLOSE_FOREIGN = 4403
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
