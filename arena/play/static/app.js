@@ -81,6 +81,8 @@ function chicagoText(c, state) {
   return c.card ? `Your Low Chicago card: ${cardText(c.card)}` : "Low Chicago: no spade face down yet";
 }
 
+function handsText(n) { return `${n} ${n === 1 ? "hand" : "hands"}`; }
+
 function resultEl(state, { onNext, onReplay, phhUrl } = {}) {
   const r = state.result;
   const box = el("div", {});
@@ -107,7 +109,7 @@ function resultEl(state, { onNext, onReplay, phhUrl } = {}) {
   }
   if (state.session) {
     const ses = state.session;
-    box.append(el("p", { text: `Running result: ${ses.big_bets} BB over ${ses.hands} hands` }));
+    box.append(el("p", { text: `Running result: ${ses.big_bets} BB over ${handsText(ses.hands)}` }));
   }
   const buttons = el("div", { class: "result-buttons" });
   if (onNext) {
@@ -212,7 +214,7 @@ function show(state) {
   $("bet-size").textContent = state.bet_size;
   if (state.session) {
     $("session-bb").textContent = state.session.big_bets;
-    $("session-hands").textContent = state.session.hands;
+    $("session-hands").textContent = handsText(state.session.hands);
   }
   drawTable(state, { others: "opponent-seats", mine: "my-seat", pot: "pot", wild: "wild", chicago: "chicago",
     last: "last-action", result: "result" }, live.queue.length ? {} : {
