@@ -41,7 +41,7 @@ from arena.results import MatchResult, TournamentConfig, TournamentResult
 from arena.stats import Estimate, combine, mean_ci
 from envs.cli import OneLineParser, drop_closed_stdout
 from envs.engine.rules import RULES, Rules, check_players, get_rules
-from envs.files import make_folder
+from envs.files import check_folder_name, make_folder
 
 __all__ = ["TournamentConfig", "TournamentResult", "run_tournament", "check_config", "luck_default", "tables",
            "main", "parse_args", "cli"]
@@ -263,6 +263,11 @@ def parse_args(argv: Sequence[str] | None = None) -> TournamentConfig:
             check_address(args.ray)
         except ValueError as exc:
             parser.error(f"--ray: {exc}")
+    if args.name is not None:
+        try:
+            check_folder_name(args.name)
+        except ValueError as exc:
+            parser.error(f"--name: {exc}")
     if args.name is not None and not args.no_write:
         folder = Path(args.out) / args.name
         if folder.exists():

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 __all__ = ["atomic_write_bytes", "atomic_write_text", "write_json", "finite_or_none", "check_folder",
-           "make_folder"]
+           "make_folder", "check_folder_name"]
 
 
 def atomic_write_bytes(path: str | Path, data: bytes) -> Path:
@@ -79,6 +79,16 @@ def check_folder(path: str | Path) -> Path:
                 raise ValueError(f"cannot {verb} the folder {path}: {part} is not writable")
             break
     return path
+
+
+def check_folder_name(name: str) -> str:
+    """``name`` when it names one folder inside another (a run folder under ``--out``); else a
+    ``ValueError`` with one line: empty, ``.`` or ``..``, or a path (a separator in it) would
+    put the folder somewhere else than its parent."""
+    seps = [s for s in (os.sep, os.altsep, "/") if s]
+    if not name or name in (".", "..") or any(s in name for s in seps) or "\0" in name:
+        raise ValueError(f"{name!r} is not a plain folder name (no '/', not '.' or '..', not empty)")
+    return name
 
 
 def make_folder(path: str | Path) -> Path:

@@ -386,3 +386,14 @@ def test_a_mistyped_option_is_one_line_in_every_command(module, capsys):
     err = capsys.readouterr().err
     assert info.value.code == 2 and err.count("\n") == 1 and "usage:" not in err, err
     assert "error: " in err
+
+
+@pytest.mark.parametrize("name", ["../elsewhere", "a/b", "..", ".", ""])
+def test_a_run_name_that_is_a_path_is_refused_by_both_commands(name, tmp_path, capsys):
+    out = tmp_path / "out"
+    message = f"--name: {name!r} is not a plain folder name (no '/', not '.' or '..', not empty)"
+    code, err = arena_cli(["--agents", "random", "call", *QUICK, "--out", out, "--name", name], capsys)
+    assert code == 2 and one_line(err) == f"python -m arena: error: {message}"
+    code, err = exploit(["--game", "soko_mini", "--agent", "call", "--out", out, "--name", name], capsys)
+    assert code == 2 and one_line(err) == f"error: {message}"
+    assert list(tmp_path.iterdir()) == []   # nothing beside --out nor in it
