@@ -391,6 +391,8 @@ def play_matches(rules: Rules, n: int, agents: dict[str, Any], matches: list[Mat
         # cores instead (the values do not depend on the split; envs.batched.BatchedGame).
         kwargs["threads"] = workers // len(tasks)
         workers = len(tasks)
+    elif not on_ray:
+        workers = min(workers, len(tasks))   # no process without a chunk to play
     chips = [np.zeros((groups, n, n), dtype=np.int64) for _ in matches]
     features = [np.zeros((groups, n, feature_count(rules))) for _ in matches] if luck else None
     stories: list[list[tuple[int, str, str]]] = [[] for _ in matches]

@@ -213,3 +213,28 @@ def test_a_match_worker_dies_on_sigterm_whatever_handler_its_parent_had():
         assert result.hands == 64
     finally:
         signal.signal(signal.SIGTERM, before)
+
+
+def test_no_more_processes_than_chunks_to_play(monkeypatch):
+    """--workers far above the work (a typo, a big machine's habit) starts one process per chunk
+    of deals, not idle ones; the results are those of one worker."""
+    import arena.match as match_module
+
+    started = []
+    real = match_module.mp.get_context
+
+    def recording(method):
+        ctx = real(method)
+
+        class Recording:
+            def Pool(self, processes, **kwargs):
+                started.append(processes)
+                return ctx.Pool(processes, **kwargs)
+
+        return Recording()
+
+    monkeypatch.setattr(match_module.mp, "get_context", recording)
+    many = play_match("soko", ["call", "random"], hands=6, seed=3, workers=64)
+    assert started == [3]   # 6 hands heads-up: 3 deal groups, one a chunk
+    one = play_match("soko", ["call", "random"], hands=6, seed=3, workers=1)
+    assert np.array_equal(many.group_results, one.group_results)
