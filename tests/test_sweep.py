@@ -9,7 +9,7 @@ import pytest
 from scipy import stats
 
 from tests.test_train import SMOKE
-from train.sweep import cli, grid_points, parse_grid, read_metrics, summarize
+from train.sweep import append_metrics, cli, grid_points, parse_grid, read_metrics, summarize
 
 
 def test_the_grid_is_the_product_of_its_lists():
@@ -103,3 +103,15 @@ def test_the_summary_gives_means_intervals_and_the_winner(tmp_path):
     rows = list(csv.DictReader((one / "summary.csv").open()))
     assert [(r["ci95_low"], r["ci95_high"]) for r in rows] == [("", ""), ("", "")]
     assert "nan" not in (one / "summary.csv").read_text() + (one / "summary.md").read_text()
+
+
+def test_metrics_lines_are_strict_json_and_read_back_with_nan(tmp_path):
+    append_metrics(tmp_path, 100, {"eval/bb100_vs_call": 5.0, "eval/bb100_vs_call_ci95_low": math.nan})
+    append_metrics(tmp_path, 200, {"eval/bb100_vs_call": 6.5, "eval/bb100_vs_call_ci95_low": 1.0})
+    lines = (tmp_path / "metrics.jsonl").read_text().splitlines()
+    first = json.loads(lines[0], parse_constant=lambda name: pytest.fail(f"{name} in metrics.jsonl"))
+    assert first == {"timesteps": 100, "eval/bb100_vs_call": 5.0, "eval/bb100_vs_call_ci95_low": None}
+    rows = read_metrics(tmp_path)
+    assert [r["timesteps"] for r in rows] == [100, 200]
+    low = [r["eval/bb100_vs_call_ci95_low"] for r in rows]
+    assert math.isnan(low[0]) and low[1] == 1.0

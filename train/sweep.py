@@ -24,7 +24,8 @@ At the end the sweep writes, in ``<sweep>/``:
 ``sweep.json``      the command, the grid, the trials and their run folders
 =================== =========================================================================
 
-A trial's run folder also holds ``metrics.jsonl`` (what it reported to Tune) and
+A trial's run folder also holds ``metrics.jsonl`` (what it reported to Tune, strict JSON: a
+value with no number, such as an interval's bound from too few deals, is null) and
 ``attempts.txt`` (when and on which Ray node each attempt started).
 
 Without ``--address`` it starts a local Ray instance sized to the machine (every core); with
@@ -50,7 +51,14 @@ from pathlib import Path
 from typing import Any
 
 from envs.cli import OneLineParser
-from envs.files import atomic_write_bytes, atomic_write_text, check_folder, make_folder, write_json
+from envs.files import (
+    atomic_write_bytes,
+    atomic_write_text,
+    check_folder,
+    finite_or_none,
+    make_folder,
+    write_json,
+)
 from train.checks import checked_config_from_dict, load_checked_config
 from train.config import ConfigError, read_yaml
 
@@ -129,8 +137,20 @@ def read_metrics(run_dir: Path) -> list[dict[str, Any]]:
         except ValueError:   # a line cut short by a killed process
             continue
         if isinstance(row, dict) and isinstance(row.get("timesteps"), int):
-            by_step[row["timesteps"]] = row
+            by_step[row["timesteps"]] = {k: math.nan if v is None else v for k, v in row.items()}
     return [by_step[k] for k in sorted(by_step)]
+
+
+def append_metrics(run_dir: Path, timesteps: int, values: dict) -> dict[str, Any]:
+    """Add one evaluation to ``metrics.jsonl`` as a line of strict JSON (a NaN, such as an
+    interval's bound from too few deals, as null; :func:`read_metrics` gives NaN back), on the
+    disk before it returns; the row (NaN kept) for Tune."""
+    row = {"timesteps": int(timesteps), **{k: float(v) for k, v in values.items()}}
+    with (Path(run_dir) / "metrics.jsonl").open("a") as f:
+        f.write(json.dumps(finite_or_none(row), allow_nan=False) + "\n")
+        f.flush()
+        os.fsync(f.fileno())
+    return row
 
 
 def run_trial(params: dict[str, Any]) -> None:
@@ -148,11 +168,7 @@ def run_trial(params: dict[str, Any]) -> None:
     run_dir = Path(params["run_dir"])
 
     def report(timesteps: int, values: dict) -> None:
-        row = {"timesteps": int(timesteps), **{k: float(v) for k, v in values.items()}}
-        with (run_dir / "metrics.jsonl").open("a") as f:
-            f.write(json.dumps(row) + "\n")
-            f.flush()
-            os.fsync(f.fileno())
+        row = append_metrics(run_dir, timesteps, values)
         with tempfile.TemporaryDirectory() as tmp:
             pointer = {"run_dir": str(run_dir), "timesteps": int(timesteps)}
             (Path(tmp) / "run.json").write_text(json.dumps(pointer) + "\n")
