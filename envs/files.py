@@ -7,8 +7,9 @@ folder, are flushed to the disk, and the temporary file is moved into place with
 A crash, Ctrl-C or full disk in the middle of a write leaves the previous file whole (or no file),
 never half of one. :func:`make_folder` makes an output folder before a command does its work
 (:func:`check_folder` only looks), so that a folder that cannot be made (a file in its path, no
-permission) is one line at the start, not a traceback after the work. Standard library only, so
-every layer can use it.
+permission) is one line at the start, not a traceback after the work; :func:`check_folder_name`
+keeps a run folder's ``--name`` inside its ``--out``. Standard library only, so every layer can
+use it.
 """
 
 from __future__ import annotations
