@@ -86,8 +86,8 @@ def check_folder_name(name: str) -> str:
     """``name`` when it names one folder inside another (a run folder under ``--out``); else a
     ``ValueError`` with one line: empty, ``.`` or ``..``, or a path (a separator in it) would
     put the folder somewhere else than its parent."""
-    seps = [s for s in (os.sep, os.altsep, "/") if s]
-    if not name or name in (".", "..") or any(s in name for s in seps) or "\0" in name:
+    separators = [s for s in (os.sep, os.altsep) if s]   # "/" here, and "\\" too on Windows
+    if not name or name in (".", "..") or any(s in name for s in separators) or "\0" in name:
         raise ValueError(f"{name!r} is not a plain folder name (no '/', not '.' or '..', not empty)")
     return name
 
