@@ -9,6 +9,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -27,6 +28,7 @@
 #include "engine/hands.h"
 #include "engine/rules.h"
 #include "observation.h"
+#include "util/sparse_rows.h"
 
 namespace py = pybind11;
 
@@ -592,4 +594,57 @@ PYBIND11_MODULE(_stud_core, m) {
   m.def("win_probabilities", &win_probabilities, py::arg("rules"), py::arg("button"), py::arg("street"),
         py::arg("seat"), py::arg("wild"), py::arg("holes"), py::arg("face_down_counts"), py::arg("up_cards"),
         py::arg("folded"), py::arg("samples"), py::arg("max_exact"));
+
+  // ---- the training's sparse first layer (util/sparse_rows.h, train/sparse_input.py) ----
+  using Floats = py::array_t<float, py::array::c_style | py::array::forcecast>;
+  using Int32s = py::array_t<int32_t, py::array::c_style | py::array::forcecast>;
+  // The nonzero entries of x (rows, k), float32: (start (rows + 1,), col (n,) int32, value (n,)).
+  m.def("sparse_rows", [](Floats x) {
+    if (x.ndim() != 2) throw std::invalid_argument("sparse_rows: x is (rows, k)");
+    const py::ssize_t rows = x.shape(0), k = x.shape(1);
+    py::array_t<int64_t> start(rows + 1);
+    thread_local std::vector<int32_t> col;  // room for every value, kept from call to call
+    thread_local std::vector<float> value;
+    col.resize(std::max(col.size(), (size_t)(rows * k + 1)));
+    value.resize(col.size());
+    py::ssize_t n;
+    {
+      py::gil_scoped_release release;
+      n = sparse_rows(x.data(), rows, k, start.mutable_data(), col.data(), value.data());
+    }
+    py::array_t<int32_t> col_a(n);
+    py::array_t<float> value_a(n);
+    std::copy(col.begin(), col.begin() + n, col_a.mutable_data());
+    std::copy(value.begin(), value.begin() + n, value_a.mutable_data());
+    return py::make_tuple(start, col_a, value_a);
+  }, py::arg("x"));
+  // What sparse_rows gave, checked, as the core reads it.
+  auto sparse_view = [](const Ints& start, const Int32s& col, const Floats& value, py::ssize_t k) {
+    if (start.ndim() != 1 || start.shape(0) < 1 || col.ndim() != 1 || value.ndim() != 1 ||
+        col.shape(0) != value.shape(0) || start.at(start.shape(0) - 1) != col.shape(0) || k < 0)
+      throw std::invalid_argument("sparse rows: start (rows + 1,) ending at n, col and value (n,)");
+    SparseView v{start.data(), col.data(), value.data(), start.shape(0) - 1, k};
+    v.check();
+    return v;
+  };
+  // out (rows, m) = bias + x . weight^T, x as sparse_rows gave it, weight (m, k) as nn.Linear's.
+  m.def("sparse_rows_product", [sparse_view](Ints start, Int32s col, Floats value, Floats weight, Floats bias,
+                                             py::array out) {
+    if (weight.ndim() != 2 || bias.ndim() != 1 || bias.shape(0) != weight.shape(0))
+      throw std::invalid_argument("sparse_rows_product: weight (m, k) and bias (m,)");
+    const SparseView x = sparse_view(start, col, value, weight.shape(1));
+    float* o = data_of<float>(out, x.rows * weight.shape(0), "sparse_rows_product's out (rows, m)");
+    py::gil_scoped_release release;
+    sparse_rows_product(x, weight.data(), bias.data(), weight.shape(0), o);
+  }, py::arg("start"), py::arg("col"), py::arg("value"), py::arg("weight"), py::arg("bias"), py::arg("out"));
+  // grad_weight (m, k) = g^T . x for g (rows, m), x as sparse_rows gave it.
+  m.def("sparse_rows_gradient", [sparse_view](Ints start, Int32s col, Floats value, Floats g, py::array grad_weight) {
+    if (g.ndim() != 2 || grad_weight.ndim() != 2 || grad_weight.shape(0) != g.shape(1))
+      throw std::invalid_argument("sparse_rows_gradient: g (rows, m) and grad_weight (m, k)");
+    const SparseView x = sparse_view(start, col, value, grad_weight.shape(1));
+    if (g.shape(0) != x.rows) throw std::invalid_argument("sparse_rows_gradient: g has one row per row of x");
+    float* o = data_of<float>(grad_weight, g.shape(1) * x.k, "sparse_rows_gradient's grad_weight (m, k)");
+    py::gil_scoped_release release;
+    sparse_rows_gradient(x, g.data(), g.shape(1), o);
+  }, py::arg("start"), py::arg("col"), py::arg("value"), py::arg("g"), py::arg("grad_weight"));
 }

@@ -388,7 +388,26 @@ def _new_model(cfg: Config, venv, seed: int):
         device=ppo.device, seed=seed, verbose=0)
     # Saved with the model (its zip's data), so a PPOAgent encodes as the env did.
     model.observation_features = list(cfg.env.observation_features)
+    _fast_update(model)
     return model
+
+
+def _fast_update(model) -> None:
+    """The update's two costliest parts done another way, the same parameters and state dict
+    (docs/results.md, "The default config"): the layers that read the observation skip its zeros
+    (``train/sparse_input.py``; about 25 of Soko's 715 values are not zero), and Adam takes its
+    fused step (one pass over each tensor instead of several). The floats differ from torch's
+    dense product and Adam's per-tensor steps by roundings; every run is reproducible as before.
+    A checkpoint's optimizer settings replace these where it is resumed (``set_parameters``)."""
+    import torch
+
+    from train.sparse_input import use_sparse_input
+
+    use_sparse_input(model.policy)
+    optimizer = model.policy.optimizer
+    if type(optimizer) is torch.optim.Adam and model.device.type == "cpu":
+        model.policy.optimizer = torch.optim.Adam(model.policy.parameters(),
+                                                  **{**optimizer.defaults, "foreach": None, "fused": True})
 
 
 def _init_weights(model, path: Path) -> None:

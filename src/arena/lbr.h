@@ -17,6 +17,7 @@
 #include "engine/game.h"
 #include "engine/hands.h"
 #include "observation.h"
+#include "util/clones.h"
 
 
 
@@ -117,16 +118,7 @@ namespace stud {
 
 enum Activation { ACT_NONE = 0, ACT_TANH = 1, ACT_RELU = 2 };
 
-// The hot loops below get an AVX2 copy next to the plain one where the compiler picks one at
-// load time (GCC on x86-64 Linux); both compute the same floats (no fused multiply-add:
-// -ffp-contract is off under -std=c++17, and the avx2 target has no FMA).
-#if defined(__x86_64__) && defined(__linux__) && defined(__GNUC__) && !defined(__clang__)
-#define STUD_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-#define STUD_NO_TRAPS __attribute__((optimize("O3", "no-trapping-math")))
-#else
-#define STUD_CLONES
-#define STUD_NO_TRAPS
-#endif
+// The hot loops below: STUD_CLONES (util/clones.h).
 
 // tanh of float32 values in place, through double precision: exp(-2|x|) from a Taylor series
 // of exp(-2|x| / 64) squared six times, then (1 - e) / (1 + e) (x - x^3/3 below 1e-4), the
