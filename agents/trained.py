@@ -240,23 +240,27 @@ def limit_blas_threads(threads: int = 1):
 
 def _numpy_layers(policy) -> list[tuple[np.ndarray, np.ndarray, str | None]] | None:
     """The actor's (weight, bias, activation) layers if ``policy`` is a plain MLP policy whose
-    NumPy forward pass is exactly its torch one; None otherwise."""
+    NumPy forward pass is exactly its torch one (or, for the training's ``SparseInputLinear``
+    layers, a rounding apart: the sums in another order); None otherwise."""
     import torch
     from gymnasium import spaces
     from sb3_contrib.common.maskable.distributions import MaskableCategoricalDistribution
     from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
     from stable_baselines3.common.torch_layers import FlattenExtractor, MlpExtractor
 
+    from agents.sparse_input import SparseInputLinear
+
+    linear = (torch.nn.Linear, SparseInputLinear)   # the same function (the training's sums skip zeros)
     if not (type(policy) is MaskableActorCriticPolicy
             and type(policy.pi_features_extractor) is FlattenExtractor
             and isinstance(policy.observation_space, spaces.Box) and len(policy.observation_space.shape) == 1
             and type(policy.action_dist) is MaskableCategoricalDistribution
             and type(policy.mlp_extractor) is MlpExtractor
-            and type(policy.action_net) is torch.nn.Linear):
+            and type(policy.action_net) in linear):
         return None
     layers: list[tuple[np.ndarray, np.ndarray, str | None]] = []
     for module in [*policy.mlp_extractor.policy_net, policy.action_net]:
-        if type(module) is torch.nn.Linear and module.bias is not None:
+        if type(module) in linear and module.bias is not None:
             layers.append((module.weight.detach().cpu().numpy().astype(np.float32).copy(),
                            module.bias.detach().cpu().numpy().astype(np.float32).copy(), None))
         elif (type(module) in (torch.nn.Tanh, torch.nn.ReLU) and layers and layers[-1][2] is None):

@@ -595,7 +595,7 @@ PYBIND11_MODULE(_stud_core, m) {
         py::arg("seat"), py::arg("wild"), py::arg("holes"), py::arg("face_down_counts"), py::arg("up_cards"),
         py::arg("folded"), py::arg("samples"), py::arg("max_exact"));
 
-  // ---- the training's sparse first layer (util/sparse_rows.h, train/sparse_input.py) ----
+  // ---- the training's sparse first layer (util/sparse_rows.h, agents/sparse_input.py) ----
   using Floats = py::array_t<float, py::array::c_style | py::array::forcecast>;
   using Int32s = py::array_t<int32_t, py::array::c_style | py::array::forcecast>;
   // The nonzero entries of x (rows, k), float32: (start (rows + 1,), col (n,) int32, value (n,)).

@@ -395,13 +395,13 @@ def _new_model(cfg: Config, venv, seed: int):
 def _fast_update(model) -> None:
     """The update's two costliest parts done another way, the same parameters and state dict
     (docs/results.md, "The default config"): the layers that read the observation skip its zeros
-    (``train/sparse_input.py``; about 25 of Soko's 715 values are not zero), and Adam takes its
+    (``agents/sparse_input.py``; about 25 of Soko's 715 values are not zero), and Adam takes its
     fused step (one pass over each tensor instead of several). The floats differ from torch's
     dense product and Adam's per-tensor steps by roundings; every run is reproducible as before.
     A checkpoint's optimizer settings replace these where it is resumed (``set_parameters``)."""
     import torch
 
-    from train.sparse_input import use_sparse_input
+    from agents.sparse_input import use_sparse_input
 
     use_sparse_input(model.policy)
     optimizer = model.policy.optimizer

@@ -1,5 +1,5 @@
 // Products of a matrix that is mostly zeros with a dense one, the zeros skipped: the first layer
-// of the training's policy and value networks (train/sparse_input.py), whose input rows are
+// of the training's policy and value networks (agents/sparse_input.py), whose input rows are
 // observations of one-hot cards and a few numbers (about 25 of Soko's 715 values are not zero),
 // where a dense product does 30 times the work. Each output is summed in one fixed order (over a
 // row's nonzero columns, or the batch's rows, in increasing order), so the floats do not depend

@@ -27,6 +27,8 @@ _last = threading.local()   # the rows last scanned: the policy's and the value'
 def _sparse_rows(x: torch.Tensor):
     """``x``'s nonzero entries (``_stud_core.sparse_rows``), scanned once for the layers that read
     the same tensor. The tensor is held with them, so its identity and version name its data."""
+    if x.is_inference():   # no version counter to name its data by: scanned every time
+        return _stud_core.sparse_rows(x.numpy())
     held = getattr(_last, "rows", None)
     if held is not None and held[0] is x and held[1] == x._version:
         return held[2]
