@@ -3,8 +3,9 @@
 (a) differential: the output and the parameters' gradients are torch's dense ``nn.Linear``'s to
     float rounding, for inputs of any density, shapes whose widths are not multiples of the
     kernel's blocks, negative values, all-zero rows and -0.0;
-(b) properties (hypothesis): a row's output does not depend on the batch's other rows (bit for
-    bit), and the result is the same from call to call;
+(b) properties (hypothesis): on the sparse path a row's output does not depend on the batch's
+    other rows (bit for bit), and the result is the same from call to call; a batch with too
+    many nonzero values takes torch's dense product, bit for bit;
 (c) where it does not apply (a float64 input, an input that needs its own gradient) the layer is
     ``nn.Linear`` exactly;
 (d) the training model: the two layers that read the observation change class, nothing else
@@ -21,6 +22,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from agents import sparse_input
 from agents.sparse_input import SparseInputLinear, observation_layers, use_sparse_input
 from envs import _stud_core
 
@@ -49,7 +51,8 @@ def _pair(k, m, seed=0):
     (16, 40, 64, 1.0),        # no zeros at all
     (16, 40, 64, 0.0),        # nothing but zeros
 ])
-def test_output_and_gradients_are_the_dense_layers(rows, k, m, density):
+def test_output_and_gradients_are_the_dense_layers(rows, k, m, density, monkeypatch):
+    monkeypatch.setattr(sparse_input, "SPARSE_MAX", 1.0)   # the sparse sums at every density
     rng = np.random.default_rng(rows + k)
     x = _sparse_input(rng, rows, k, density)
     g = torch.from_numpy(rng.standard_normal((rows, m)).astype(np.float32))
@@ -66,7 +69,19 @@ def test_output_and_gradients_are_the_dense_layers(rows, k, m, density):
         assert torch.count_nonzero(sparse.weight.grad) == 0
 
 
-def test_negative_zero_counts_as_zero_and_nan_is_not_skipped():
+def test_a_batch_with_too_many_nonzero_values_takes_the_dense_path_exactly():
+    rng = np.random.default_rng(1)
+    dense, sparse = _pair(40, 16)
+    busy = _sparse_input(rng, 32, 40, 0.3)          # about 30% nonzero: above SPARSE_MAX
+    quiet = _sparse_input(rng, 32, 40, 0.01)
+    assert np.count_nonzero(busy) > sparse_input.SPARSE_MAX * busy.numel()
+    with torch.no_grad():
+        assert torch.equal(sparse(busy), dense(busy))
+        torch.testing.assert_close(sparse(quiet), dense(quiet), rtol=1e-5, atol=1e-5)
+
+
+def test_negative_zero_counts_as_zero_and_nan_is_not_skipped(monkeypatch):
+    monkeypatch.setattr(sparse_input, "SPARSE_MAX", 1.0)
     dense, sparse = _pair(9, 3)
     x = torch.zeros(2, 9)
     x[0, 4] = -0.0
@@ -83,10 +98,15 @@ def test_a_rows_output_does_not_depend_on_the_other_rows(rows, k, m, seed, densi
     rng = np.random.default_rng(seed)
     x = _sparse_input(rng, rows, k, density)
     _, sparse = _pair(k, m, seed)
-    with torch.no_grad():
-        whole = sparse(x)
-        again = sparse(x.clone())
-        alone = torch.cat([sparse(x[i:i + 1].clone()) for i in range(rows)])
+    kept = sparse_input.SPARSE_MAX
+    sparse_input.SPARSE_MAX = 1.0   # the sparse sums for every batch (not only the sparse ones)
+    try:
+        with torch.no_grad():
+            whole = sparse(x)
+            again = sparse(x.clone())
+            alone = torch.cat([sparse(x[i:i + 1].clone()) for i in range(rows)])
+    finally:
+        sparse_input.SPARSE_MAX = kept
     assert torch.equal(whole, again)
     assert torch.equal(whole, alone)
 
