@@ -21,11 +21,14 @@ SMOKE = REPO / "configs" / "smoke.yaml"
 
 
 def eval_rows(run_dir: Path) -> list[tuple[int, str]]:
+    """The finished rows of a run's eval.csv. Read while the run appends to it, so a line (the
+    header too, on a loaded machine) may be cut short: such a row is not finished yet."""
     path = run_dir / "eval.csv"
     if not path.exists():
         return []
     with path.open(newline="") as f:
-        return [(int(r["timesteps"]), r["opponent"]) for r in csv.DictReader(f) if r["seconds"]]
+        return [(int(r["timesteps"]), r["opponent"]) for r in csv.DictReader(f)
+                if r.get("seconds") and (r.get("timesteps") or "").isdigit()]
 
 
 def checkpoint_steps(run_dir: Path) -> list[int]:
