@@ -159,7 +159,10 @@ def test_the_training_model_changes_only_the_layers_that_read_the_observation():
     assert all(type(layer) is SparseInputLinear for layer in layers)
     others = [mod for mod in policy.modules() if isinstance(mod, torch.nn.Linear) and mod not in layers]
     assert others and all(type(mod) is torch.nn.Linear for mod in others)
-    plain = _new_plain_policy(cfg)
+    from agents.agent_file import _build_policy
+
+    plain = _build_policy(policy.features_dim, policy.action_space.n, list(cfg.ppo.net_arch),
+                          cfg.ppo.activation_fn, cfg.ppo.features_extractor, {}).state_dict()
     assert {k: v.shape for k, v in policy.state_dict().items()} == {k: v.shape for k, v in plain.items()}
     assert policy.optimizer.defaults["fused"] is True
     assert use_sparse_input(policy) == 2   # again: the same two layers, nothing new
@@ -176,20 +179,6 @@ def test_the_training_model_changes_only_the_layers_that_read_the_observation():
     with torch.no_grad():
         logits = policy.action_net(policy.mlp_extractor.forward_actor(torch.from_numpy(obs)))
     np.testing.assert_allclose(snapshot.actor.logits_batch(obs), logits.numpy(), rtol=1e-5, atol=1e-5)
-
-
-def _new_plain_policy(cfg):
-    """The state dict of SB3's own policy for ``cfg``, nothing changed."""
-    from sb3_contrib import MaskablePPO
-
-    from train.ppo import _policy_kwargs, training_env
-
-    venv = training_env(cfg)
-    try:
-        return MaskablePPO("MlpPolicy", venv, n_steps=cfg.ppo.n_steps, batch_size=cfg.ppo.batch_size,
-                           policy_kwargs=_policy_kwargs(cfg), device="cpu").policy.state_dict()
-    finally:
-        venv.close()
 
 
 @pytest.mark.parametrize("start,col,value,k,why", [
