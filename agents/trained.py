@@ -248,14 +248,16 @@ def _numpy_layers(policy) -> list[tuple[np.ndarray, np.ndarray, str | None]] | N
     from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
     from stable_baselines3.common.torch_layers import FlattenExtractor, MlpExtractor
 
+    from agents.side_by_side import SideBySideExtractor
     from agents.sparse_input import SparseInputLinear
 
     linear = (torch.nn.Linear, SparseInputLinear)   # the same function (the training's sums skip zeros)
+    extractors = (MlpExtractor, SideBySideExtractor)   # and the training's on two threads
     if not (type(policy) is MaskableActorCriticPolicy
             and type(policy.pi_features_extractor) is FlattenExtractor
             and isinstance(policy.observation_space, spaces.Box) and len(policy.observation_space.shape) == 1
             and type(policy.action_dist) is MaskableCategoricalDistribution
-            and type(policy.mlp_extractor) is MlpExtractor
+            and type(policy.mlp_extractor) in extractors
             and type(policy.action_net) in linear):
         return None
     layers: list[tuple[np.ndarray, np.ndarray, str | None]] = []
