@@ -94,15 +94,15 @@ class SideBySideExtractor(MlpExtractor):
     ``forward_actor`` and ``forward_critic`` alone run on the calling thread as before."""
 
     def forward(self, features: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        if features.requires_grad or not torch.is_grad_enabled():
-            if features.requires_grad:   # a gradient for the features too: autograd's own way
-                return super().forward(features)
-            value = _on_worker(lambda: self.value_net(features), grad=False,
-                               inference=torch.is_inference_mode_enabled())
-            latent_pi = self.policy_net(features)
-            return latent_pi, value.result()
-        parameters = [p for p in self.parameters() if p.requires_grad]
-        return _SideBySide.apply(features, self, *parameters)
+        if features.requires_grad:   # a gradient for the features too: autograd's own way
+            return super().forward(features)
+        if torch.is_grad_enabled():
+            parameters = [p for p in self.parameters() if p.requires_grad]
+            return _SideBySide.apply(features, self, *parameters)
+        value = _on_worker(lambda: self.value_net(features), grad=False,
+                           inference=torch.is_inference_mode_enabled())
+        latent_pi = self.policy_net(features)
+        return latent_pi, value.result()
 
 
 def use_side_by_side(policy) -> bool:
