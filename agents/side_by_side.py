@@ -7,14 +7,17 @@ for the other; SB3 runs them one after the other, and autograd runs a CPU backwa
 thread that asked for it, so with torch on one thread (``ppo.torch_threads: 1``) an update
 leaves the second core idle. :func:`use_side_by_side` makes the extractor run the value's
 network on a kept worker thread while the calling thread runs the policy's, and in the backward
-pass each network's own graph on the thread that built it (torch's operators release the GIL).
+pass each network's own graph on the thread that built it (torch's operators release the GIL;
+both threads still take it back after each one, which keeps the two from halving the networks'
+time: docs/results.md, "The default config").
 
 Every operator is the one SB3's serial forward runs, on the same tensors, and each network's
 gradient is autograd's own backward pass of its graph, from the same gradient of its output:
 the parameters' gradients are the serial ones bit for bit, so a run is the run it was
 (``tests/test_side_by_side.py`` holds the two equal). The extractor keeps its class's
-parameters, names and state dict (its class changes in place, as :func:`agents.sparse_input.
-use_sparse_input` does), so checkpoints and agent files are what they were.
+parameters, names and state dict (its class changes in place, as
+:func:`agents.sparse_input.use_sparse_input` does), so checkpoints and agent files are what
+they were.
 """
 
 from __future__ import annotations
