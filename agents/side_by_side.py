@@ -23,40 +23,66 @@ they were.
 from __future__ import annotations
 
 import os
+import queue
 import threading
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 
 import torch
 from stable_baselines3.common.torch_layers import MlpExtractor
 
-_pool: ThreadPoolExecutor | None = None
-_pool_lock = threading.Lock()
+
+class _Worker:
+    """One kept daemon thread that runs the calls given to it in order (a daemon: it never holds
+    up the process's exit)."""
+
+    def __init__(self) -> None:
+        self.jobs: queue.SimpleQueue = queue.SimpleQueue()
+        threading.Thread(target=self._run, name="value-network", daemon=True).start()
+
+    def _run(self) -> None:
+        while True:
+            future, fn = self.jobs.get()
+            try:
+                future.set_result(fn())
+            except BaseException as exc:  # noqa: BLE001 - the caller gets it from the future
+                future.set_exception(exc)
+
+    def submit(self, fn) -> Future:
+        future: Future = Future()
+        self.jobs.put((future, fn))
+        return future
 
 
-def _worker() -> ThreadPoolExecutor:
-    """The one kept worker thread (started on first use, again in a forked child)."""
-    global _pool
-    with _pool_lock:
-        if _pool is None:
-            _pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="value-network")
-        return _pool
+_worker: _Worker | None = None
+_worker_lock = threading.Lock()
 
 
-def _forget_pool() -> None:   # a forked child has no worker thread: it starts its own
-    global _pool
-    _pool = None
+def _the_worker() -> _Worker:
+    """The worker (started on first use, again in a forked child)."""
+    global _worker
+    with _worker_lock:
+        if _worker is None:
+            _worker = _Worker()
+        return _worker
 
 
-os.register_at_fork(after_in_child=_forget_pool)
+def _forget_worker() -> None:   # a forked child has no worker thread: it starts its own
+    global _worker
+    _worker = None
+
+
+os.register_at_fork(after_in_child=_forget_worker)
 
 
 _threads = threading.local()   # the worker's torch thread count, as last set
 
 
-def _on_worker(fn, *, grad: bool, inference: bool) -> Future:
-    """``fn()`` on the worker thread, under the caller's autograd modes and torch thread count
-    (each is per thread: a new thread's MKL would split every product over all the cores, and
-    the two networks would then take each other's cores instead of one each)."""
+def _side_by_side(here, there, *, grad: bool, inference: bool):
+    """``(here(), there())``, ``there`` on the worker thread under the caller's autograd modes and
+    torch thread count (each is per thread: a new thread's MKL would split every product over
+    all the cores, and the two networks would then take each other's cores instead of one
+    each). The worker's call is over before this returns or raises, even through Ctrl-C (raised
+    once it is): nothing of a network runs on after its caller has gone on."""
     count = torch.get_num_threads()
 
     def run():
@@ -64,8 +90,36 @@ def _on_worker(fn, *, grad: bool, inference: bool) -> Future:
             torch.set_num_threads(count)
             _threads.count = count
         with torch.inference_mode(inference), torch.set_grad_enabled(grad):
-            return fn()
-    return _worker().submit(run)
+            return there()
+    future = _the_worker().submit(run)
+    try:
+        mine = here()
+    except BaseException:
+        _wait(future, outcome=False)
+        raise
+    return mine, _wait(future)
+
+
+def _wait(future: Future, *, outcome: bool = True):
+    """The future's result once it is done, waited for through Ctrl-C (raised after). With
+    ``outcome=False``, only waited for."""
+    interrupted = False
+    while True:
+        try:
+            result, error = future.result(), None
+            break
+        except KeyboardInterrupt:
+            interrupted = True
+        except BaseException as exc:  # noqa: BLE001 - the worker's error, raised below
+            result, error = None, exc
+            break
+    if not outcome:
+        return None
+    if interrupted:
+        raise KeyboardInterrupt
+    if error is not None:
+        raise error
+    return result
 
 
 class _SideBySide(torch.autograd.Function):
@@ -76,9 +130,9 @@ class _SideBySide(torch.autograd.Function):
     @staticmethod
     def forward(ctx, features, extractor, *parameters):
         with torch.enable_grad():
-            value = _on_worker(lambda: extractor.value_net(features), grad=True, inference=False)
-            latent_pi = extractor.policy_net(features)
-            latent_vf = value.result()
+            latent_pi, latent_vf = _side_by_side(lambda: extractor.policy_net(features),
+                                                 lambda: extractor.value_net(features),
+                                                 grad=True, inference=False)
         ctx.latents = (latent_pi, latent_vf)
         ctx.parameter_count = len(parameters)
         return latent_pi.detach(), latent_vf.detach()
@@ -86,9 +140,8 @@ class _SideBySide(torch.autograd.Function):
     @staticmethod
     def backward(ctx, grad_pi, grad_vf):
         latent_pi, latent_vf = ctx.latents
-        value = _on_worker(lambda: torch.autograd.backward(latent_vf, grad_vf), grad=True, inference=False)
-        torch.autograd.backward(latent_pi, grad_pi)
-        value.result()
+        _side_by_side(lambda: torch.autograd.backward(latent_pi, grad_pi),
+                      lambda: torch.autograd.backward(latent_vf, grad_vf), grad=True, inference=False)
         return (None, None) + (None,) * ctx.parameter_count
 
 
@@ -102,10 +155,8 @@ class SideBySideExtractor(MlpExtractor):
         if torch.is_grad_enabled():
             parameters = [p for p in self.parameters() if p.requires_grad]
             return _SideBySide.apply(features, self, *parameters)
-        value = _on_worker(lambda: self.value_net(features), grad=False,
-                           inference=torch.is_inference_mode_enabled())
-        latent_pi = self.policy_net(features)
-        return latent_pi, value.result()
+        return _side_by_side(lambda: self.policy_net(features), lambda: self.value_net(features),
+                             grad=False, inference=torch.is_inference_mode_enabled())
 
 
 def use_side_by_side(policy) -> bool:

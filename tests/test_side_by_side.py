@@ -184,10 +184,58 @@ def test_a_forked_child_starts_its_own_worker():
     use_side_by_side(twin)
     with torch.no_grad():
         twin.mlp_extractor(torch.ones(3, 60))   # the parent's worker is running
-    assert side_by_side._pool is not None
+    assert side_by_side._worker is not None
     pid = os.fork()
     if pid == 0:   # the child: no torch here (torch itself may not survive a fork of a threaded parent)
-        os._exit(0 if side_by_side._pool is None else 1)
+        os._exit(0 if side_by_side._worker is None else 1)
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0
-    assert side_by_side._pool is not None   # the parent keeps its own
+    assert side_by_side._worker is not None   # the parent keeps its own
+
+
+def test_an_interrupted_caller_waits_for_the_workers_network():
+    """Ctrl-C (or any error) in the policy's network: the value's network, on the worker, is
+    over before the error reaches the caller, so nothing runs on while the training saves its
+    checkpoint and exits."""
+    import time
+
+    twin = _policy()
+    use_side_by_side(twin)
+    done = []
+
+    def slow(module, inputs, output):
+        time.sleep(0.2)
+        done.append(threading.get_ident())
+
+    def interrupt(module, inputs, output):
+        raise KeyboardInterrupt
+
+    hooks = [twin.mlp_extractor.value_net.register_forward_hook(slow),
+             twin.mlp_extractor.policy_net.register_forward_hook(interrupt)]
+    for grad in (True, False):
+        done.clear()
+        with torch.set_grad_enabled(grad), pytest.raises(KeyboardInterrupt):
+            twin.mlp_extractor(torch.zeros(4, 60))
+        assert len(done) == 1 and done[0] != threading.get_ident()
+    for hook in hooks:
+        hook.remove()
+
+
+def test_ctrl_c_while_waiting_is_raised_once_the_worker_is_done():
+    class Interrupted:   # a future whose first wait is cut by Ctrl-C
+        calls = 0
+
+        def result(self):
+            self.calls += 1
+            if self.calls == 1:
+                raise KeyboardInterrupt
+            return "done"
+
+    future = Interrupted()
+    with pytest.raises(KeyboardInterrupt):
+        side_by_side._wait(future)
+    assert future.calls == 2
+    quiet = Interrupted()
+    assert side_by_side._wait(quiet, outcome=False) is None and quiet.calls == 2
+    with pytest.raises(ValueError, match="its own error"):
+        side_by_side._wait(side_by_side._the_worker().submit(lambda: int("its own error")))
