@@ -46,6 +46,7 @@ class _Worker:
                 future.set_result(fn())
             except BaseException as exc:  # noqa: BLE001 - the caller gets it from the future
                 future.set_exception(exc)
+            del future, fn   # not kept while waiting: the call's tensors go with it
 
     def submit(self, fn) -> Future:
         future: Future = Future()
