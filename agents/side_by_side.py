@@ -37,6 +37,7 @@ class _Worker:
 
     def __init__(self) -> None:
         self.jobs: queue.SimpleQueue = queue.SimpleQueue()
+        self.torch_threads: int | None = None   # its torch thread count, as last set (on it)
         threading.Thread(target=self._run, name="value-network", daemon=True).start()
 
     def _run(self) -> None:
@@ -75,24 +76,21 @@ def _forget_worker() -> None:   # a forked child has no worker thread: it starts
 os.register_at_fork(after_in_child=_forget_worker)
 
 
-_threads = threading.local()   # the worker's torch thread count, as last set
-
-
 def _side_by_side(here, there, *, grad: bool, inference: bool):
     """``(here(), there())``, ``there`` on the worker thread under the caller's autograd modes and
     torch thread count (each is per thread: a new thread's MKL would split every product over
     all the cores, and the two networks would then take each other's cores instead of one
     each). The worker's call is over before this returns or raises, even through Ctrl-C (raised
     once it is): nothing of a network runs on after its caller has gone on."""
-    count = torch.get_num_threads()
+    count, worker = torch.get_num_threads(), _the_worker()
 
     def run():
-        if getattr(_threads, "count", None) != count:
+        if worker.torch_threads != count:
             torch.set_num_threads(count)
-            _threads.count = count
+            worker.torch_threads = count
         with torch.inference_mode(inference), torch.set_grad_enabled(grad):
             return there()
-    future = _the_worker().submit(run)
+    future = worker.submit(run)
     try:
         mine = here()
     except BaseException:

@@ -176,7 +176,7 @@ def test_an_error_in_either_network_reaches_the_caller():
 
 
 def test_a_forked_child_starts_its_own_worker():
-    """A forked child has no copy of the parent's worker thread: it forgets the parent's pool
+    """A forked child has no copy of the parent's worker thread: it forgets the parent's worker
     (and would start its own) instead of waiting on a thread that is not there."""
     import os
 
