@@ -18,7 +18,7 @@ from envs.observation import FEATURES
 torch = pytest.importorskip("torch")
 
 
-def _model(features, *, activation="tanh", deterministic=False, seed=0):
+def _model(features, *, activation="tanh", deterministic=False, seed=0, net_arch=(32, 32)):
     """A ppo agent with random weights (big enough that every card changes its policy)."""
     from sb3_contrib import MaskablePPO
 
@@ -28,7 +28,7 @@ def _model(features, *, activation="tanh", deterministic=False, seed=0):
     env = SingleAgentEnv("soko", num_players=2, observation_features=tuple(features))
     act = {"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU, "elu": torch.nn.ELU}[activation]
     model = MaskablePPO("MlpPolicy", env, n_steps=64, batch_size=32, seed=seed, device="cpu",
-                        policy_kwargs=dict(net_arch=[32, 32], activation_fn=act))
+                        policy_kwargs=dict(net_arch=list(net_arch), activation_fn=act))
     gen = torch.Generator().manual_seed(seed + 1)
     with torch.no_grad():
         for p in model.policy.parameters():
@@ -106,6 +106,46 @@ def test_the_core_policy_is_the_reference_policy_in_every_spot():
         assert np.allclose(got, reference(g, seat, candidates), atol=1e-6), g.street
         # Each row on its own: asking fewer cards gives the same floats for those.
         assert np.array_equal(core.spots(mirror, [0], [seat], [-1], [candidates[::3]])[0], got[::3])
+
+
+@pytest.mark.parametrize("net_arch", [(20, 13), (8,), (40, 24, 9)])
+def test_layers_of_any_width_are_the_reference_policy(net_arch):
+    # The core's dense layers work sixteen and eight outputs at a time over six rows at a time;
+    # widths that are not multiples of those (and an output layer of a few actions) keep every
+    # output, and every row is its own, however many rows are asked together.
+    target = _model(FEATURES, seed=3, net_arch=net_arch)
+    rules = get_rules("soko")
+    core, reference = CoreTargetPolicy(target, rules), _TargetPolicy(target, rules)
+    spots = 0
+    for g, mirror, seat, candidates in _random_spots(rules, hands=3, seed=2):
+        got = core.spots(mirror, [0], [seat], [-1], [candidates])[0]
+        assert np.allclose(got, reference(g, seat, candidates), atol=1e-6), g.street
+        for rows in (1, 5, 7):
+            assert np.array_equal(core.spots(mirror, [0], [seat], [-1], [candidates[:rows]])[0], got[:rows])
+        spots += 1
+    assert spots > 10
+
+
+def test_the_target_networks_tanh_is_tanh_correctly_rounded():
+    # tanh_in_place (the target network's activation) against float64's tanh rounded to float32,
+    # over the magnitudes activations take (log-spaced from 1e-30 to 30, both signs), a normal
+    # sample, and the edges: signed zeros, the saturated tail, infinities. Equal but where
+    # float64's own tanh falls within its rounding of a float boundary (about one in 1e8).
+    from envs import _stud_core
+
+    rng = np.random.default_rng(0)
+    mags = np.exp(rng.uniform(np.log(1e-30), np.log(30.0), 400_000)).astype(np.float32)
+    x = np.concatenate([mags, -mags, rng.normal(0.0, 2.0, 200_000).astype(np.float32),
+                        np.float32([0.0, -0.0, 9.0, 9.1, 20.0, 1e30, -1e30, np.inf, -np.inf])])
+    got = _stud_core.tanh_float32(x)
+    want = np.tanh(x.astype(np.float64)).astype(np.float32)
+    assert got.dtype == np.float32 and got.shape == x.shape
+    ulps = np.abs(got.view(np.int32).astype(np.int64) - want.view(np.int32).astype(np.int64))
+    assert ulps.max() <= 1 and np.count_nonzero(ulps) <= 2
+    assert np.array_equal(np.signbit(got), np.signbit(x))   # odd, -0 included
+    assert got[-2] == 1.0 and got[-1] == -1.0
+    assert np.isnan(_stud_core.tanh_float32(np.float32([np.nan, -np.nan]))).all()
+    assert _stud_core.tanh_float32(np.zeros((3, 0), np.float32)).shape == (3, 0)
 
 
 def test_a_target_modelled_on_fewer_deals_is_the_reference_on_those_deals(monkeypatch):

@@ -9,6 +9,7 @@
 #include <unordered_map>
 #include <utility>
 #include <cstdint>
+#include <cstring>
 #include <stdexcept>
 #include <vector>
 
@@ -120,111 +121,111 @@ enum Activation { ACT_NONE = 0, ACT_TANH = 1, ACT_RELU = 2 };
 
 // The hot loops below: STUD_CLONES (util/clones.h).
 
-// tanh of float32 values in place, through double precision: exp(-2|x|) from a Taylor series
-// of exp(-2|x| / 64) squared six times, then (1 - e) / (1 + e) (x - x^3/3 below 1e-4), the
-// sign put back. The float it gives is the correctly rounded tanh but for about three values
-// in a million (one float apart); written without branches so that it vectorizes (the select
-// as arithmetic; no-trapping-math lets the compiler evaluate both of its sides).
+// tanh of float32 values in place, through double precision: e = expm1(-2|x|) as 2^k (expm1(r)
+// + 1) - 1, with k the integer nearest -2|x| / ln 2 and r what is left (|r| <= ln 2 / 2; k ln 2
+// taken off in two parts, the first exact), expm1(r) its Taylor series to r^12 / 12! (Estrin's
+// scheme: the products in pairs, a short chain), then tanh|x| = -e / (2 + e) and the sign put
+// back (NaN stays NaN). Every float below 20 (tanh rounds to 1 above 9.1) gives libm's tanh
+// correctly rounded; the series of exp squared six times that this replaces missed it for about
+// one float in two million, one float apart, and took 1.6 times as long (docs/results.md, "The
+// default config"). Written without branches so that it vectorizes (the select as arithmetic;
+// no-trapping-math lets the compiler evaluate both of its sides); the scale 2^k is built from
+// k's bits, which the rounding constant leaves in the low bits of t.
 STUD_NO_TRAPS STUD_CLONES
 static void tanh_in_place(float* __restrict x, int n) {
+  constexpr double LOG2E = 1.4426950408889634;
+  constexpr double LN2_HI = 0.693147180369123816490;   // ln 2 to 32 bits: k LN2_HI is exact
+  constexpr double LN2_LO = 1.90821492927058770002e-10;
+  constexpr double ROUND = 6755399441055744.0;         // 1.5 * 2^52: y + ROUND - ROUND rounds y
   for (int j = 0; j < n; ++j) {
     const double m = __builtin_fabs((double)x[j]);  // (builtins: a library call here would not be
-    const double a = m < 20.0 ? m : 20.0;            // inlined under the optimize attribute)
-    const double y = a * (-2.0 / 64.0);
-    double p = 1.0 / 6227020800.0;  // 1/13!, then Horner down to 1/0!
-    p = p * y + 1.0 / 479001600.0;
-    p = p * y + 1.0 / 39916800.0;
-    p = p * y + 1.0 / 3628800.0;
-    p = p * y + 1.0 / 362880.0;
-    p = p * y + 1.0 / 40320.0;
-    p = p * y + 1.0 / 5040.0;
-    p = p * y + 1.0 / 720.0;
-    p = p * y + 1.0 / 120.0;
-    p = p * y + 1.0 / 24.0;
-    p = p * y + 1.0 / 6.0;
-    p = p * y + 0.5;
-    p = p * y + 1.0;
-    p = p * y + 1.0;  // exp(y)
-    p *= p; p *= p; p *= p; p *= p; p *= p; p *= p;  // exp(64 y) = exp(-2a)
-    const double t = (1.0 - p) / (1.0 + p);
-    const double small = a - a * a * a * (1.0 / 3.0);
-    const double tiny = (double)(a < 1e-4);
-    x[j] = (float)__builtin_copysign(small * tiny + t * (1.0 - tiny), (double)x[j]);
+    const double a = m > 20.0 ? 20.0 : m;            // inlined under the optimize attribute; NaN stays)
+    const double y = -2.0 * a;
+    const double t = y * LOG2E + ROUND;
+    const double k = t - ROUND;
+    const double r = (y - k * LN2_HI) - k * LN2_LO;
+    const double r2 = r * r, r4 = r2 * r2, r8 = r4 * r4;
+    const double e0 = 1.0 + r * 0.5;
+    const double e1 = 1.0 / 6.0 + r * (1.0 / 24.0);
+    const double e2 = 1.0 / 120.0 + r * (1.0 / 720.0);
+    const double e3 = 1.0 / 5040.0 + r * (1.0 / 40320.0);
+    const double e4 = 1.0 / 362880.0 + r * (1.0 / 3628800.0);
+    const double e5 = 1.0 / 39916800.0 + r * (1.0 / 479001600.0);
+    const double f0 = e0 + r2 * e1, f1 = e2 + r2 * e3, f2 = e4 + r2 * e5;
+    const double p = r * ((f0 + r4 * f1) + r8 * f2);  // expm1(r)
+    uint64_t bits;
+    __builtin_memcpy(&bits, &t, sizeof bits);
+    bits = (bits + 1023) << 52;                       // 2^k (k from -58 to 0)
+    double s;
+    __builtin_memcpy(&s, &bits, sizeof s);
+    const double e = s * p + (s - 1.0);               // expm1(y)
+    x[j] = (float)__builtin_copysign(-e / (2.0 + e), (double)x[j]);
   }
 }
 
-// out (rows, m) = bias + in (rows, k) x wt (k, m), each output summed over k in order (so a
-// row's floats do not depend on the other rows). Four rows and sixteen outputs at a time: their
-// sums stay in registers over the whole k loop, and each weight load serves four rows.
+// out (rows, m) = bias + in (rows, k) x wt (k rows of ldw, the first m of each used; ldw a
+// multiple of 8), each output summed over k in order (so a row's floats do not depend on the
+// other rows or on how many outputs are computed together). Six rows and sixteen outputs (eight
+// where fewer are left) at a time: their sums stay in twelve registers over the whole k loop,
+// and each weight load serves six rows. An output layer of a few actions computes eight, its
+// weights' padding zeros, and keeps its own.
 STUD_CLONES
-static void dense_rows(const float* __restrict in, int rows, int k, const float* __restrict wt,
+static void dense_rows(const float* __restrict in, int rows, int k, const float* __restrict wt, int ldw,
                        const float* __restrict bias, int m, float* __restrict out) {
-  constexpr int JB = 16;
-  int r = 0;
-  for (; r + 4 <= rows; r += 4) {
-    const float* i0 = in + (size_t)r * k;
-    const float* i1 = i0 + k;
-    const float* i2 = i1 + k;
-    const float* i3 = i2 + k;
-    float* o0 = out + (size_t)r * m;
-    int j0 = 0;
-    for (; j0 + JB <= m; j0 += JB) {
-      float a0[JB], a1[JB], a2[JB], a3[JB];
-      for (int j = 0; j < JB; ++j) a0[j] = a1[j] = a2[j] = a3[j] = bias[j0 + j];
-      for (int c = 0; c < k; ++c) {
-        const float x0 = i0[c], x1 = i1[c], x2 = i2[c], x3 = i3[c];
-        const float* w = wt + (size_t)c * m + j0;
-        for (int j = 0; j < JB; ++j) {
-          a0[j] += x0 * w[j];
-          a1[j] += x1 * w[j];
-          a2[j] += x2 * w[j];
-          a3[j] += x3 * w[j];
+  constexpr int R = 6;
+  for (int r = 0; r < rows; r += R) {
+    const int nr = std::min(R, rows - r);
+    const float* at[R];
+    for (int q = 0; q < R; ++q) at[q] = in + (size_t)(r + (q < nr ? q : 0)) * k;  // (past the rows: row r again)
+    for (int j0 = 0; j0 < m; j0 += 16) {
+      const int n = std::min(16, m - j0);
+      float first[16] = {};
+      for (int j = 0; j < n; ++j) first[j] = bias[j0 + j];
+      Float8 acc[R][2];
+      for (int q = 0; q < R; ++q) {
+        STUD_LOAD8(acc[q][0], first);
+        STUD_LOAD8(acc[q][1], first + 8);
+      }
+      const float* w = wt + j0;
+      if (n > 8) {
+        for (int c = 0; c < k; ++c, w += ldw) {
+          Float8 w0, w1;
+          STUD_LOAD8(w0, w);
+          STUD_LOAD8(w1, w + 8);
+          for (int q = 0; q < R; ++q) {
+            const float v = at[q][c];
+            acc[q][0] += v * w0;
+            acc[q][1] += v * w1;
+          }
+        }
+      } else {
+        for (int c = 0; c < k; ++c, w += ldw) {
+          Float8 w0;
+          STUD_LOAD8(w0, w);
+          for (int q = 0; q < R; ++q) acc[q][0] += at[q][c] * w0;
         }
       }
-      for (int j = 0; j < JB; ++j) {
-        o0[j0 + j] = a0[j];
-        o0[m + j0 + j] = a1[j];
-        o0[2 * m + j0 + j] = a2[j];
-        o0[3 * m + j0 + j] = a3[j];
+      for (int q = 0; q < nr; ++q) {
+        float sums[16];
+        std::memcpy(sums, &acc[q][0], sizeof(Float8));
+        std::memcpy(sums + 8, &acc[q][1], sizeof(Float8));
+        std::copy(sums, sums + n, out + (size_t)(r + q) * m + j0);
       }
-    }
-    for (; j0 < m; ++j0) {  // the outputs past the last whole block of sixteen
-      float a0 = bias[j0], a1 = a0, a2 = a0, a3 = a0;
-      for (int c = 0; c < k; ++c) {
-        const float w = wt[(size_t)c * m + j0];
-        a0 += i0[c] * w;
-        a1 += i1[c] * w;
-        a2 += i2[c] * w;
-        a3 += i3[c] * w;
-      }
-      o0[j0] = a0;
-      o0[m + j0] = a1;
-      o0[2 * m + j0] = a2;
-      o0[3 * m + j0] = a3;
-    }
-  }
-  for (; r < rows; ++r) {
-    float* o = out + (size_t)r * m;
-    const float* i = in + (size_t)r * k;
-    for (int j = 0; j < m; ++j) o[j] = bias[j];
-    for (int c = 0; c < k; ++c) {
-      const float x = i[c];
-      const float* w = wt + (size_t)c * m;
-      for (int j = 0; j < m; ++j) o[j] += x * w[j];
     }
   }
 }
 
-// acc[0:m] += x * row c of wt (k, m): one input's column of the first layer.
+// acc[0:m] += x * row c of wt (rows of ldw): one input's column of the first layer.
 STUD_CLONES
-static void add_column(float* __restrict acc, const float* __restrict wt, int m, int c, float x) {
-  const float* w = wt + (size_t)c * m;
+static void add_column(float* __restrict acc, const float* __restrict wt, int ldw, int m, int c, float x) {
+  const float* w = wt + (size_t)c * ldw;
   for (int j = 0; j < m; ++j) acc[j] += x * w[j];
 }
 
 struct MlpLayer {
   int in = 0, out = 0;
-  std::vector<float> wt;  // (in, out): the weight transposed, so a row of inputs adds columns
+  int ldw = 0;            // out rounded up to a multiple of 8 (dense_rows reads eight at a time)
+  std::vector<float> wt;  // (in, ldw): the weight transposed, so a row of inputs adds columns; zeros past out
   std::vector<float> b;
   int act = ACT_NONE;
 };
@@ -309,7 +310,7 @@ struct LbrTarget {
     activate(a.data(), rows * layers[0].out, layers[0].act);
     for (size_t l = 1; l < layers.size(); ++l) {
       const MlpLayer& L = layers[l];
-      dense_rows(a.data(), rows, L.in, L.wt.data(), L.b.data(), L.out, b.data());
+      dense_rows(a.data(), rows, L.in, L.wt.data(), L.ldw, L.b.data(), L.out, b.data());
       activate(b.data(), rows * L.out, L.act);
       std::swap(a, b);
     }
@@ -393,13 +394,13 @@ struct LbrTarget {
       if (i == 0) {  // what every candidate shares: the bias and the columns no card changes
         std::copy(L0.b.begin(), L0.b.end(), base_acc.begin());
         for (int k = 0; k < layout.size; ++k)
-          if (x[k] != 0.0f && !is_varying(k)) add_column(base_acc.data(), L0.wt.data(), L0.out, k, x[k]);
+          if (x[k] != 0.0f && !is_varying(k)) add_column(base_acc.data(), L0.wt.data(), L0.ldw, L0.out, k, x[k]);
       }
       float* row = a.data() + (size_t)i * L0.out;
       std::copy(base_acc.begin(), base_acc.end(), row);
       for (const auto& [start, stop] : varying)
         for (int k = start; k < stop; ++k)
-          if (x[k] != 0.0f) add_column(row, L0.wt.data(), L0.out, k, x[k]);
+          if (x[k] != 0.0f) add_column(row, L0.wt.data(), L0.ldw, L0.out, k, x[k]);
     }
     const float* logits_all = finish(a, b, count);
     for (int i = 0; i < count; ++i) {

@@ -17,10 +17,7 @@
 
 namespace stud {
 
-// Eight floats as one value (GCC's vector extension: one AVX register in the avx2 clones, two
-// SSE ones in the plain copy), loaded and stored with memcpy, so no alignment is assumed.
-typedef float Float8 __attribute__((vector_size(32)));
-typedef uint32_t Bits8 __attribute__((vector_size(32)));
+typedef uint32_t Bits8 __attribute__((vector_size(32)));  // eight floats' bits (Float8: util/clones.h)
 
 // The nonzero entries of x (rows, k), row by row, columns in increasing order: entries
 // [start[i], start[i + 1]) are row i's. Returns the count. `col` and `value` hold rows * k.
@@ -68,8 +65,6 @@ static void transpose(const float* in, std::ptrdiff_t rows, std::ptrdiff_t cols,
         for (std::ptrdiff_t c = c0; c < c1; ++c) out[c * rows + r] = in[r * cols + c];
     }
 }
-
-#define STUD_LOAD8(v, p) std::memcpy(&(v), (p), sizeof(Float8))
 
 // out[0:m] = first[0:m] (zeros when null) plus v * row[0:m] for each of `count` (v, row) pairs, in
 // order: 32 outputs at a time summed in four registers over all the pairs, the rest one by one.
