@@ -10,8 +10,8 @@
 #include <pybind11/stl.h>
 
 #include <algorithm>
-#include <limits>
 #include <cstdint>
+#include <limits>
 #include <stdexcept>
 #include <string>
 #include <tuple>
@@ -237,11 +237,10 @@ static LbrTarget make_lbr_target(const std::vector<std::tuple<Floats, Floats, py
     MlpLayer L;
     L.out = (int)w.shape(0);
     L.in = (int)w.shape(1);
-    L.ldw = (L.out + 7) / 8 * 8;
-    L.wt.assign((size_t)L.in * L.ldw, 0.0f);
+    L.wt.assign((size_t)L.in * L.stride(), 0.0f);
     auto wv = w.unchecked<2>();
     for (int o = 0; o < L.out; ++o)
-      for (int i = 0; i < L.in; ++i) L.wt[(size_t)i * L.ldw + o] = wv(o, i);
+      for (int i = 0; i < L.in; ++i) L.wt[(size_t)i * L.stride() + o] = wv(o, i);
     L.b.assign(b.data(), b.data() + L.out);
     if (act.is_none()) L.act = ACT_NONE;
     else {
@@ -592,9 +591,9 @@ PYBIND11_MODULE(_stud_core, m) {
 
   // The target network's tanh (arena/lbr.h tanh_in_place) of a float32 array, into a new one.
   m.def("tanh_float32", [](py::array_t<float, py::array::c_style | py::array::forcecast> x) {
+    if (x.size() > std::numeric_limits<int>::max()) throw std::invalid_argument("tanh_float32: too many values");
     py::array_t<float> out(x.request().shape);
     std::copy(x.data(), x.data() + x.size(), out.mutable_data());
-    if (x.size() > std::numeric_limits<int>::max()) throw std::invalid_argument("tanh_float32: too many values");
     {
       py::gil_scoped_release release;
       tanh_in_place(out.mutable_data(), (int)out.size());

@@ -224,10 +224,10 @@ static void add_column(float* __restrict acc, const float* __restrict wt, int ld
 
 struct MlpLayer {
   int in = 0, out = 0;
-  int ldw = 0;            // out rounded up to a multiple of 8 (dense_rows reads eight at a time)
-  std::vector<float> wt;  // (in, ldw): the weight transposed, so a row of inputs adds columns; zeros past out
+  std::vector<float> wt;  // (in, stride()): the weight transposed (a row of inputs adds columns), 0 past out
   std::vector<float> b;
   int act = ACT_NONE;
+  int stride() const { return (out + 7) / 8 * 8; }  // wt's row: dense_rows reads eight at a time
 };
 
 struct LbrTarget {
@@ -310,7 +310,7 @@ struct LbrTarget {
     activate(a.data(), rows * layers[0].out, layers[0].act);
     for (size_t l = 1; l < layers.size(); ++l) {
       const MlpLayer& L = layers[l];
-      dense_rows(a.data(), rows, L.in, L.wt.data(), L.ldw, L.b.data(), L.out, b.data());
+      dense_rows(a.data(), rows, L.in, L.wt.data(), L.stride(), L.b.data(), L.out, b.data());
       activate(b.data(), rows * L.out, L.act);
       std::swap(a, b);
     }
@@ -394,13 +394,13 @@ struct LbrTarget {
       if (i == 0) {  // what every candidate shares: the bias and the columns no card changes
         std::copy(L0.b.begin(), L0.b.end(), base_acc.begin());
         for (int k = 0; k < layout.size; ++k)
-          if (x[k] != 0.0f && !is_varying(k)) add_column(base_acc.data(), L0.wt.data(), L0.ldw, L0.out, k, x[k]);
+          if (x[k] != 0.0f && !is_varying(k)) add_column(base_acc.data(), L0.wt.data(), L0.stride(), L0.out, k, x[k]);
       }
       float* row = a.data() + (size_t)i * L0.out;
       std::copy(base_acc.begin(), base_acc.end(), row);
       for (const auto& [start, stop] : varying)
         for (int k = start; k < stop; ++k)
-          if (x[k] != 0.0f) add_column(row, L0.wt.data(), L0.ldw, L0.out, k, x[k]);
+          if (x[k] != 0.0f) add_column(row, L0.wt.data(), L0.stride(), L0.out, k, x[k]);
     }
     const float* logits_all = finish(a, b, count);
     for (int i = 0; i < count; ++i) {
