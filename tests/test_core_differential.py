@@ -66,10 +66,18 @@ def test_rows_are_scored_as_one_by_one(n):
 
 @pytest.mark.parametrize("rows, message", [(np.zeros((2, 8), dtype=int), "1..7"),
                                            (np.zeros(5, dtype=int), "1..7"),
-                                           (np.full((1, 5), 52), "0..51"), (np.zeros((1, 5)), "integer")])
+                                           (np.full((1, 5), 52), "0..51"), (np.zeros((1, 5)), "integer"),
+                                           (np.array([[4, 9, 13, 9, 30]]), "repeated")])
 def test_rows_of_bad_cards_are_refused(rows, message):
     with pytest.raises(ValueError, match=message):
         evaluate_rows(rows)
+
+
+def test_a_hand_with_a_card_twice_is_refused_as_the_reference_refuses_it():
+    with pytest.raises(ValueError):
+        evaluate([4, 9, 13, 9, 30])
+    with pytest.raises(ValueError, match="repeated"):
+        core_evaluate([4, 9, 13, 9, 30])
 
 
 def test_variants_cover_every_betting_structure_and_option():

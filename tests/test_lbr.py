@@ -329,8 +329,10 @@ def test_the_roll_outs_are_scored_as_every_hand_scored_one_by_one(game):
         k = mine_n + theirs_n   # 0: the last street, rows of nothing to come
         future = unseen[np.argsort(rng.random((40, len(unseen))), axis=1)[:, :k]]
         candidates = unseen.copy()
-        if trial % 5 == 0 and k:
-            future[:, 0] = unseen[0]   # a candidate every row deals: no row can follow it
+        if trial % 5 == 0 and k:       # a candidate every row deals: no row can follow it
+            dealt = future == unseen[0]
+            future[dealt] = future[:, :1][dealt.any(axis=1)].ravel()  # (a row's cards stay distinct)
+            future[:, 0] = unseen[0]
         S, C = len(future), len(candidates)
         me = evaluate_rows(np.column_stack([np.tile(mine, (S, 1)), future[:, :mine_n]]), **options)
         theirs = np.empty((S, C, 1 + len(their_up) + theirs_n), dtype=np.int64)
@@ -350,6 +352,11 @@ def test_the_roll_outs_are_scored_as_every_hand_scored_one_by_one(game):
         showdown_shares([0], [1], [2], np.array([[52]]), 1)
     with pytest.raises(ValueError, match="at most 7 cards"):
         showdown_shares(list(range(7)), [], [40], np.array([[41]]), 1)
+    # A card twice is no deal (the evaluator would score a hand that cannot exist).
+    for mine, their_up, candidates, future in [([0, 0], [1], [2], [[3]]), ([0], [1], [2], [[1]]),
+                                               ([0], [1], [0], [[3]]), ([0], [1], [2], [[3, 3]])]:
+        with pytest.raises(ValueError, match="repeated|already seen"):
+            showdown_shares(mine, their_up, candidates, np.array(future), 1)
 
 
 def test_too_few_hands_for_an_interval_say_so(tmp_path, capsys):

@@ -40,32 +40,59 @@ static std::vector<double> showdown_shares(const std::vector<int>& mine, const s
   for (int c : their_up) if (!card_ok(c)) throw std::invalid_argument("showdown_shares: card ids are 0..51");
   for (int c : candidates) if (!card_ok(c)) throw std::invalid_argument("showdown_shares: card ids are 0..51");
   auto f = [&](std::ptrdiff_t i, std::ptrdiff_t j) { return future[i * k + j]; };
-  for (std::ptrdiff_t i = 0; i < rows; ++i)
-    for (std::ptrdiff_t j = 0; j < k; ++j)
+  uint64_t known = 0;  // my cards and their face-up ones: distinct, and none of them dealt again
+  for (int c : mine) known |= 1ull << c;
+  for (int c : their_up) known |= 1ull << c;
+  if ((size_t)__builtin_popcountll(known) != mine.size() + their_up.size())
+    throw std::invalid_argument("showdown_shares: a card is repeated");
+  for (int c : candidates)
+    if (known >> c & 1) throw std::invalid_argument("showdown_shares: a candidate card is already seen");
+  for (std::ptrdiff_t i = 0; i < rows; ++i) {
+    uint64_t row = 0;
+    for (std::ptrdiff_t j = 0; j < k; ++j) {
       if (!card_ok(f(i, j))) throw std::invalid_argument("showdown_shares: card ids are 0..51");
+      if ((known | row) >> f(i, j) & 1) throw std::invalid_argument("showdown_shares: a card is repeated");
+      row |= 1ull << f(i, j);
+    }
+  }
   const size_t nc = candidates.size();
   std::vector<int64_t> halves(nc, 0), counts(nc, 0);  // twice the summed shares: whole numbers
+  // Each row's hands, with cards added by add(hand, card) and valued by score_me / score_them.
+  auto score_rows = [&](auto me_known, auto them_known, auto&& add, auto&& score_me, auto&& score_them) {
+    for (int c : mine) add(me_known, c);
+    for (int c : their_up) add(them_known, c);
+    for (std::ptrdiff_t i = 0; i < rows; ++i) {
+      auto me = me_known, them_base = them_known;
+      uint64_t drawn = 0;
+      for (std::ptrdiff_t j = 0; j < k; ++j) {
+        drawn |= 1ull << f(i, j);
+        if (j < mine_to_come) add(me, (int)f(i, j));
+        else add(them_base, (int)f(i, j));
+      }
+      const int mine_value = score_me(me);
+      for (size_t c = 0; c < nc; ++c) {
+        if (drawn >> candidates[c] & 1) continue;  // a row that deals this card cannot follow it
+        auto them = them_base;
+        add(them, candidates[c]);
+        const int theirs = score_them(them);
+        halves[c] += mine_value > theirs ? 2 : mine_value == theirs ? 1 : 0;
+        ++counts[c];
+      }
+    }
+  };
   ScoreMemo& memo = thread_memo();
-  Tally me_known{}, them_known{};
-  for (int c : mine) me_known.add(c, wild_mask);
-  for (int c : their_up) them_known.add(c, wild_mask);
-  for (std::ptrdiff_t i = 0; i < rows; ++i) {
-    Tally me = me_known, them_base = them_known;
-    uint64_t drawn = 0;
-    for (std::ptrdiff_t j = 0; j < k; ++j) {
-      drawn |= 1ull << f(i, j);
-      if (j < mine_to_come) me.add((int)f(i, j), wild_mask);
-      else them_base.add((int)f(i, j), wild_mask);
-    }
-    const int mine_value = score_tally(me, opts, memo);
-    for (size_t c = 0; c < nc; ++c) {
-      if (drawn >> candidates[c] & 1) continue;  // a row that deals this card cannot follow it
-      Tally them = them_base;
-      them.add(candidates[c], wild_mask);
-      const int theirs = score_tally(them, opts, memo);
-      halves[c] += mine_value > theirs ? 2 : mine_value == theirs ? 1 : 0;
-      ++counts[c];
-    }
+  if (wild_mask) {
+    score_rows(Tally{}, Tally{}, [&](Tally& t, int c) { t.add(c, wild_mask); },
+               [&](const Tally& t) { return score_tally(t, opts, memo); },
+               [&](const Tally& t) { return score_tally(t, opts, memo); });
+  } else {  // no wild card: the same values from rank counts and suit masks
+    const int k_me = std::min((int)mine.size() + mine_to_come, 5);
+    const int k_them = std::min(1 + (int)their_up.size() + theirs_to_come, 5);
+    ScoreMemo::Table& table_me = ScoreMemo::pick(memo, 0, k_me, opts.canadian, opts.ace_low_four_straight);
+    ScoreMemo::Table& table_them = ScoreMemo::pick(memo, 0, k_them, opts.canadian, opts.ace_low_four_straight);
+    score_rows(PlainHand{}, PlainHand{}, [](PlainHand& h, int c) { h.add(c); },
+               [&](const PlainHand& h) { return score_plain(h, k_me, table_me, opts); },
+               [&](const PlainHand& h) { return score_plain(h, k_them, table_them, opts); });
   }
   std::vector<double> out(nc);
   for (size_t c = 0; c < nc; ++c)

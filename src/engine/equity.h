@@ -5,6 +5,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <stdexcept>
 #include <vector>
@@ -210,32 +211,74 @@ static double mean_share(const SeatView& v, int samples, int max_exact, uint64_t
     return high / 2 + (chicago[me] == lowest ? SHARE_UNITS / 2 : 0);
   };
 
+  // Without wild cards or Low Chicago (Soko, plain stud) a deal's share is the same count of
+  // whole units from each seat's rank counts and suit masks (PlainHand, score_plain): no tallies
+  // to copy, and the memo's table picked once a seat rather than once a hand.
+  const bool plain = !r.follow_the_queen && !r.queens_wild && v.wild == NO_WILD && !r.low_chicago;
+  PlainHand plain_base[MAX_PLAYERS];
+  int plain_k[MAX_PLAYERS];
+  ScoreMemo::Table* plain_table[MAX_PLAYERS];
+  if (plain)
+    for (int a = 0; a < na; ++a) {
+      int cards = nbase[a];
+      plain_base[a] = PlainHand{};
+      for (int j = 0; j < nbase[a]; ++j) plain_base[a].add(base[a][j]);
+      for (int j = 0; j < need; ++j) cards += to[j] == a;
+      plain_k[a] = std::min(cards, 5);
+      plain_table[a] = &ScoreMemo::pick(memo, 0, plain_k[a], opts.canadian, opts.ace_low_four_straight);
+    }
+  static const auto share_of_winners = [] {  // SHARE_UNITS / w, w winners of the pot
+    std::array<int64_t, MAX_PLAYERS + 1> units{};
+    for (int w = 1; w <= MAX_PLAYERS; ++w) units[w] = SHARE_UNITS / w;
+    return units;
+  }();
+  auto share_plain = [&](const int8_t* drawn) -> int64_t {
+    PlainHand hands[MAX_PLAYERS];
+    std::copy(plain_base, plain_base + na, hands);
+    for (int j = 0; j < need; ++j) hands[to[j]].add(drawn[j]);
+    int values[MAX_PLAYERS], best = -1, mine = 0;  // every seat scored before any is compared
+    for (int a = 0; a < na; ++a) {
+      values[a] = fixed[a] >= 0 ? fixed[a] : score_plain(hands[a], plain_k[a], *plain_table[a], opts);
+      if (a == me) mine = values[a];
+    }
+    for (int a = 0; a < na; ++a) best = std::max(best, values[a]);
+    if (mine != best) return 0;
+    int winners = 0;
+    for (int a = 0; a < na; ++a) winners += values[a] == best;
+    return share_of_winners[winners];
+  };
+
   // Every deal (math.perm(size, need) of them, in itertools.permutations order) when few.
   int64_t ways = 1;
   for (int j = 0; j < need && ways <= max_exact; ++j) ways *= size - j;
-  int64_t total = 0, deals = 0;
-  int8_t drawn[52];
-  if (ways <= max_exact) {
-    for_each_ordered_deal(pool, size, need, drawn, [&](const int8_t* deal) {
-      total += share(deal);
-      ++deals;
-    });
-  } else {  // equity.sample_deals from the folded seed
-    std::copy(pool, pool + size, drawn);
-    int swapped[52];
-    for (int s = 0; s < samples; ++s) {
-      for (int j = 0; j < need; ++j) {
-        uint64_t u = mix64(key + GOLDEN * (uint64_t)((int64_t)s * need + j + 1)) >> 32;
-        int k = j + (int)((u * (uint64_t)(size - j)) >> 32);
-        std::swap(drawn[j], drawn[k]);
-        swapped[j] = k;
+  auto sum_shares = [&](auto&& share_of) -> double {
+    int64_t total = 0, deals = 0;
+    int8_t drawn[52];
+    if (ways <= max_exact) {
+      for_each_ordered_deal(pool, size, need, drawn, [&](const int8_t* deal) {
+        total += share_of(deal);
+        ++deals;
+      });
+    } else {  // equity.sample_deals from the folded seed
+      std::copy(pool, pool + size, drawn);
+      int swapped[52];
+      uint64_t counter = key;  // key + GOLDEN * (s * need + j + 1) for draw j of sample s
+      for (int s = 0; s < samples; ++s) {
+        for (int j = 0; j < need; ++j) {
+          counter += GOLDEN;
+          uint64_t u = mix64(counter) >> 32;
+          int k = j + (int)((u * (uint64_t)(size - j)) >> 32);
+          std::swap(drawn[j], drawn[k]);
+          swapped[j] = k;
+        }
+        total += share_of(drawn);
+        ++deals;
+        for (int j = need - 1; j >= 0; --j) std::swap(drawn[j], drawn[swapped[j]]);  // the pool again
       }
-      total += share(drawn);
-      ++deals;
-      for (int j = need - 1; j >= 0; --j) std::swap(drawn[j], drawn[swapped[j]]);  // the pool again
     }
-  }
-  return (double)total / ((double)SHARE_UNITS * (double)deals);
+    return (double)total / ((double)SHARE_UNITS * (double)deals);
+  };
+  return plain ? sum_shares(share_plain) : sum_shares(share);
 }
 
 // equity.win_probability: mean_share with the deals keyed by equity.visible_seed (0 for a seat
