@@ -73,6 +73,30 @@ def test_rows_of_bad_cards_are_refused(rows, message):
         evaluate_rows(rows)
 
 
+def test_every_five_card_rank_multiset_has_the_reference_value():
+    # Five natural cards are scored by a table built for them (FiveCards in src/engine/hands.h):
+    # every one of the 6,175 ways five cards can fall on the ranks, each suit at most twice (no
+    # flush to mask the ranks' value), under each option.
+    hands = []
+
+    def fill(rank, left, counts):
+        if rank == 13:
+            if not left:
+                ranks = [r for r in range(13) for _ in range(counts[r])]
+                hands.append([4 * r + i % 4 for i, r in enumerate(ranks)])   # suits 0 1 2 3 0
+            return
+        for c in range(min(left, 4) + 1):
+            fill(rank + 1, left - c, counts + [c])
+
+    fill(0, 5, [])
+    assert len(hands) == 6175
+    for canadian in (False, True):
+        for ace_low in (False, True):
+            options = dict(canadian=canadian, ace_low_four_straight=ace_low)
+            got = evaluate_rows(np.array(hands), **options).tolist()
+            assert got == [int(evaluate(h, **options)) for h in hands], options
+
+
 def test_a_hand_with_a_card_twice_is_refused_as_the_reference_refuses_it():
     with pytest.raises(ValueError):
         evaluate([4, 9, 13, 9, 30])

@@ -86,13 +86,9 @@ static std::vector<double> showdown_shares(const std::vector<int>& mine, const s
                [&](const Tally& t) { return score_tally(t, opts, memo); },
                [&](const Tally& t) { return score_tally(t, opts, memo); });
   } else {  // no wild card: the same values from rank counts and suit masks
-    const int k_me = std::min((int)mine.size() + mine_to_come, 5);
-    const int k_them = std::min(1 + (int)their_up.size() + theirs_to_come, 5);
-    ScoreMemo::Table& table_me = ScoreMemo::pick(memo, 0, k_me, opts.canadian, opts.ace_low_four_straight);
-    ScoreMemo::Table& table_them = ScoreMemo::pick(memo, 0, k_them, opts.canadian, opts.ace_low_four_straight);
-    score_rows(PlainHand{}, PlainHand{}, [](PlainHand& h, int c) { h.add(c); },
-               [&](const PlainHand& h) { return score_plain(h, k_me, table_me, opts); },
-               [&](const PlainHand& h) { return score_plain(h, k_them, table_them, opts); });
+    const PlainScorer score_me((int)mine.size() + mine_to_come, opts, memo);
+    const PlainScorer score_them(1 + (int)their_up.size() + theirs_to_come, opts, memo);
+    score_rows(PlainHand{}, PlainHand{}, [](PlainHand& h, int c) { h.add(c); }, score_me, score_them);
   }
   std::vector<double> out(nc);
   for (size_t c = 0; c < nc; ++c)

@@ -212,20 +212,18 @@ static double mean_share(const SeatView& v, int samples, int max_exact, uint64_t
   };
 
   // Without wild cards or Low Chicago (Soko, plain stud) a deal's share is the same count of
-  // whole units from each seat's rank counts and suit masks (PlainHand, score_plain): no tallies
+  // whole units from each seat's rank counts and suit masks (PlainHand, PlainScorer): no tallies
   // to copy, and the memo's table picked once a seat rather than once a hand.
   const bool plain = !r.follow_the_queen && !r.queens_wild && v.wild == NO_WILD && !r.low_chicago;
   PlainHand plain_base[MAX_PLAYERS];
-  int plain_k[MAX_PLAYERS];
-  ScoreMemo::Table* plain_table[MAX_PLAYERS];
+  PlainScorer plain_score[MAX_PLAYERS];
   if (plain)
     for (int a = 0; a < na; ++a) {
       int cards = nbase[a];
       plain_base[a] = PlainHand{};
       for (int j = 0; j < nbase[a]; ++j) plain_base[a].add(base[a][j]);
       for (int j = 0; j < need; ++j) cards += to[j] == a;
-      plain_k[a] = std::min(cards, 5);
-      plain_table[a] = &ScoreMemo::pick(memo, 0, plain_k[a], opts.canadian, opts.ace_low_four_straight);
+      plain_score[a] = PlainScorer(cards, opts, memo);
     }
   static const auto share_of_winners = [] {  // SHARE_UNITS / w, w winners of the pot
     std::array<int64_t, MAX_PLAYERS + 1> units{};
@@ -238,7 +236,7 @@ static double mean_share(const SeatView& v, int samples, int max_exact, uint64_t
     for (int j = 0; j < need; ++j) hands[to[j]].add(drawn[j]);
     int values[MAX_PLAYERS], best = -1, mine = 0;  // every seat scored before any is compared
     for (int a = 0; a < na; ++a) {
-      values[a] = fixed[a] >= 0 ? fixed[a] : score_plain(hands[a], plain_k[a], *plain_table[a], opts);
+      values[a] = fixed[a] >= 0 ? fixed[a] : plain_score[a](hands[a]);
       if (a == me) mine = values[a];
     }
     for (int a = 0; a < na; ++a) best = std::max(best, values[a]);

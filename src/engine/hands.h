@@ -305,42 +305,145 @@ struct PlainHand {
   }
 };
 
-// score_tally of a hand of k = min(cards, 5) natural cards, with `table` ScoreMemo::pick's for
-// no wilds, k and o's options: the same value, the flush test on the four suits' counts at once.
-static inline int score_plain(const PlainHand& h, int k, ScoreMemo::Table& table, const EvalOptions& o) {
-  int best = nonflush_score_in(table, h.rank_key, 0, k, o.canadian, o.ace_low_four_straight);
-  if (o.canadian ? k < 4 : k < 5) return best;
-  const int threshold = o.canadian ? 4 : 5;
-  uint64_t x = h.suits - ((h.suits >> 1) & 0x5555555555555555ull);  // each suit's count, in its 16 bits
-  x = (x & 0x3333333333333333ull) + ((x >> 2) & 0x3333333333333333ull);
-  x = (x + (x >> 4)) & 0x0F0F0F0F0F0F0F0Full;
-  x = (x + (x >> 8)) & 0x00FF00FF00FF00FFull;
-  // bit 4 of a suit's 16 is set where its count (at most 13) is at least the threshold
-  if (!((x + (uint64_t)(16 - threshold) * 0x0001000100010001ull) & 0x0010001000100010ull)) return best;
-  for (int s = 0; s < 4; ++s) {
-    const int count = (int)(x >> (16 * s) & 0xFF);
-    if (count < threshold) continue;
-    const int suited = (int)(h.suits >> (16 * s) & 0x1FFF);
-    int value = flush_score(suited, 0, k, o.canadian, o.double_ace_flush);
-    if (count == threshold && o.canadian && k >= 5) {
-      int fifth = 0;  // as score_tally
-      for (int u = 0; u < 4; ++u) {
-        const int other = (int)(h.suits >> (16 * u) & 0x1FFF);
-        if (u != s && other) fifth = std::max(fifth, 32 - __builtin_clz(other));
-      }
-      value |= fifth;
-    }
-    best = std::max(best, value);
+// nonflush_score of exactly five natural cards (wilds 0, k 5) for one pair of options, by a
+// table with no probing: the 6,175 rank multisets of five cards placed by hash and displacement
+// (a bucket of the hash's top bits picks the displacement that sends its keys to free places),
+// a value per place. 4 KB of displacements and 32 KB of values where ScoreMemo's table for the
+// same keys is 128 KB: a heads-up Soko simulation scores two five-card hands a deal, and the
+// probe that missed the cache was the largest part of scoring one. Built once, checked against
+// nonflush_score key by key as it is built.
+struct FiveCards {
+  static constexpr int BUCKET_BITS = 11, PLACE_BITS = 13;
+  uint64_t mul = 0;
+  uint16_t shift[1 << BUCKET_BITS] = {};
+  int32_t value[1 << PLACE_BITS] = {};
+
+  int place(uint64_t rank_key) const {
+    const uint64_t x = rank_key * mul;
+    return (int)(((x >> 20) ^ shift[x >> (64 - BUCKET_BITS)]) & ((1u << PLACE_BITS) - 1));
   }
-  return best;
-}
+  int operator()(uint64_t rank_key) const { return value[place(rank_key)]; }
+
+  FiveCards(bool canadian, bool ace_low) {
+    std::vector<uint64_t> keys;
+    std::vector<int> values;
+    int counts[13] = {0};
+    auto each = [&](auto&& self, int r, int left) -> void {  // every count vector summing to 5
+      if (r == 13) {
+        if (left) return;
+        uint64_t key = 0;
+        for (int q = 0; q < 13; ++q) key += (uint64_t)counts[q] << (3 * q);
+        keys.push_back(key);
+        values.push_back(nonflush_score(counts, 0, 5, canadian, ace_low));
+        return;
+      }
+      for (int c = 0; c <= std::min(left, 4); ++c) {
+        counts[r] = c;
+        self(self, r + 1, left - c);
+      }
+      counts[r] = 0;
+    };
+    each(each, 0, 5);
+    for (uint64_t m = 0x9E3779B97F4A7C15ull;; m += 2 * 0x632BE59BD9B4E019ull) {  // odd multipliers
+      mul = m;
+      if (build(keys, values)) return;
+    }
+  }
+
+ private:
+  bool build(const std::vector<uint64_t>& keys, const std::vector<int>& values) {
+    const int buckets = 1 << BUCKET_BITS, places = 1 << PLACE_BITS;
+    std::vector<std::vector<int>> in(buckets);
+    for (size_t i = 0; i < keys.size(); ++i) in[(keys[i] * mul) >> (64 - BUCKET_BITS)].push_back((int)i);
+    std::vector<int> order(buckets);
+    for (int b = 0; b < buckets; ++b) order[b] = b;
+    std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return in[a].size() > in[b].size(); });
+    std::vector<char> taken(places, 0);
+    std::fill(shift, shift + buckets, 0);
+    for (int b : order) {
+      if (in[b].empty()) break;
+      int d = 0;
+      for (; d < places; ++d) {
+        bool fits = true;
+        for (size_t i = 0; i < in[b].size() && fits; ++i) {
+          const int at = (int)(((keys[in[b][i]] * mul) >> 20 ^ (uint64_t)d) & (places - 1));
+          fits = !taken[at];
+          for (size_t j = 0; j < i && fits; ++j)
+            fits = at != (int)(((keys[in[b][j]] * mul) >> 20 ^ (uint64_t)d) & (places - 1));
+        }
+        if (fits) break;
+      }
+      if (d == places) return false;
+      shift[b] = (uint16_t)d;
+      for (int i : in[b]) {
+        const int at = place(keys[i]);
+        taken[at] = 1;
+        value[at] = values[i];
+      }
+    }
+    for (size_t i = 0; i < keys.size(); ++i)
+      if (value[place(keys[i])] != values[i]) return false;
+    return true;
+  }
+
+ public:
+  static const FiveCards& of(bool canadian, bool ace_low) {  // built on first use, then shared
+    static const FiveCards tables[4] = {{false, false}, {false, true}, {true, false}, {true, true}};
+    return tables[(canadian ? 2 : 0) + (ace_low ? 1 : 0)];
+  }
+};
+
+// score_tally for hands of `cards` natural cards (no rank wild) under options o: the same
+// values, from a PlainHand. The table for its rank counts picked once (the five-card one for
+// five cards, else ScoreMemo's for k = min(cards, 5)), the flush test on the four suits' counts
+// at once.
+struct PlainScorer {
+  int k;
+  const FiveCards* five;       // cards == 5
+  ScoreMemo::Table* memo;      // otherwise
+  EvalOptions o;
+
+  PlainScorer() = default;     // unset (arrays filled later)
+  PlainScorer(int cards, const EvalOptions& opts, ScoreMemo& m)
+      : k(std::min(cards, 5)),
+        five(cards == 5 ? &FiveCards::of(opts.canadian, opts.ace_low_four_straight) : nullptr),
+        memo(cards == 5 ? nullptr : &ScoreMemo::pick(m, 0, k, opts.canadian, opts.ace_low_four_straight)),
+        o(opts) {}
+
+  int operator()(const PlainHand& h) const {
+    int best = five ? (*five)(h.rank_key) : nonflush_score_in(*memo, h.rank_key, 0, k, o.canadian, o.ace_low_four_straight);
+    if (o.canadian ? k < 4 : k < 5) return best;
+    const int threshold = o.canadian ? 4 : 5;
+    uint64_t x = h.suits - ((h.suits >> 1) & 0x5555555555555555ull);  // each suit's count, in its 16 bits
+    x = (x & 0x3333333333333333ull) + ((x >> 2) & 0x3333333333333333ull);
+    x = (x + (x >> 4)) & 0x0F0F0F0F0F0F0F0Full;
+    x = (x + (x >> 8)) & 0x00FF00FF00FF00FFull;
+    // bit 4 of a suit's 16 is set where its count (at most 13) is at least the threshold
+    if (!((x + (uint64_t)(16 - threshold) * 0x0001000100010001ull) & 0x0010001000100010ull)) return best;
+    for (int s = 0; s < 4; ++s) {
+      const int count = (int)(x >> (16 * s) & 0xFF);
+      if (count < threshold) continue;
+      const int suited = (int)(h.suits >> (16 * s) & 0x1FFF);
+      int value = flush_score(suited, 0, k, o.canadian, o.double_ace_flush);
+      if (count == threshold && o.canadian && k >= 5) {
+        int fifth = 0;  // as score_tally
+        for (int u = 0; u < 4; ++u) {
+          const int other = (int)(h.suits >> (16 * u) & 0x1FFF);
+          if (u != s && other) fifth = std::max(fifth, 32 - __builtin_clz(other));
+        }
+        value |= fifth;
+      }
+      best = std::max(best, value);
+    }
+    return best;
+  }
+};
 
 static int evaluate(const int8_t* cards, int n, int wild_mask, const EvalOptions& o) {
   if (!wild_mask) {
     PlainHand h{};
     for (int i = 0; i < n; ++i) h.add(cards[i]);
-    const int k = std::min(n, 5);
-    return score_plain(h, k, ScoreMemo::pick(thread_memo(), 0, k, o.canadian, o.ace_low_four_straight), o);
+    return PlainScorer(n, o, thread_memo())(h);
   }
   Tally t{};
   for (int i = 0; i < n; ++i) t.add(cards[i], wild_mask);
