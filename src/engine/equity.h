@@ -213,7 +213,7 @@ static double mean_share(const SeatView& v, int samples, int max_exact, uint64_t
 
   // Without wild cards or Low Chicago (Soko, plain stud) a deal's share is the same count of
   // whole units from each seat's rank counts and suit masks (PlainHand, PlainScorer): no tallies
-  // to copy, and the memo's table picked once a seat rather than once a hand.
+  // to copy, each seat's table picked once a call (five cards: FiveCards) rather than once a hand.
   const bool plain = !r.follow_the_queen && !r.queens_wild && v.wild == NO_WILD && !r.low_chicago;
   PlainHand plain_base[MAX_PLAYERS];
   PlainScorer plain_score[MAX_PLAYERS];
