@@ -211,6 +211,20 @@ struct PyBatch : Batch {
   }
 };
 
+// The n cards card(0) .. card(n - 1) of one hand checked for the evaluator: ids 0..51, none twice
+// (the Python reference refuses a repeated card, and a hand without wild cards is scored from a
+// mask of the cards held).
+template <class F>
+static void check_hand(int n, F card, const char* what) {
+  uint64_t held = 0;
+  for (int i = 0; i < n; ++i) {
+    const int64_t c = card(i);
+    if (c < 0 || c > 51) throw std::invalid_argument(std::string(what) + ": card ids are 0..51");
+    if (held >> c & 1) throw std::invalid_argument(std::string(what) + ": a card is repeated");
+    held |= 1ull << c;
+  }
+}
+
 // EquityPolicy.act's and estimates' arguments checked: one key per slot, each slot a hand with
 // a player to act, each key in [0, 2**63). The number of decisions.
 static py::ssize_t equity_count(const EquityPolicy& e, const Batch& b, const Ints& slots, const Ints& keys) {
@@ -503,13 +517,8 @@ PYBIND11_MODULE(_stud_core, m) {
                        bool ace_low_four_straight) {
     if (cards.empty() || cards.size() > (size_t)MAX_CARDS) throw std::invalid_argument("1 to 7 cards");
     int8_t c[MAX_CARDS];
-    uint64_t held = 0;
-    for (size_t i = 0; i < cards.size(); ++i) {
-      if (cards[i] < 0 || cards[i] > 51) throw std::invalid_argument("evaluate: card ids are 0..51");
-      if (held >> cards[i] & 1) throw std::invalid_argument("evaluate: a card is repeated");
-      held |= 1ull << cards[i];
-      c[i] = (int8_t)cards[i];
-    }
+    check_hand((int)cards.size(), [&](int i) { return (int64_t)cards[i]; }, "evaluate");
+    for (size_t i = 0; i < cards.size(); ++i) c[i] = (int8_t)cards[i];
     return evaluate(c, (int)cards.size(), wild_mask, {canadian, double_ace_flush, ace_low_four_straight});
   }, py::arg("cards"), py::arg("wild_mask") = 0, py::arg("canadian") = false,
      py::arg("double_ace_flush") = false, py::arg("ace_low_four_straight") = true);
@@ -522,14 +531,7 @@ PYBIND11_MODULE(_stud_core, m) {
       throw std::invalid_argument("evaluate_rows: an (N, 1..7) array of card ids");
     const py::ssize_t rows = cards.shape(0), n = cards.shape(1);
     auto in = cards.unchecked<2>();
-    for (py::ssize_t i = 0; i < rows; ++i) {
-      uint64_t held = 0;
-      for (py::ssize_t j = 0; j < n; ++j) {
-        if (in(i, j) < 0 || in(i, j) > 51) throw std::invalid_argument("evaluate_rows: card ids are 0..51");
-        if (held >> in(i, j) & 1) throw std::invalid_argument("evaluate_rows: a card is repeated in a row");
-        held |= 1ull << in(i, j);
-      }
-    }
+    for (py::ssize_t i = 0; i < rows; ++i) check_hand((int)n, [&](int j) { return in(i, j); }, "evaluate_rows");
     py::array_t<int64_t> out(rows);
     auto o = out.mutable_unchecked<1>();
     const EvalOptions opts{canadian, double_ace_flush, ace_low_four_straight};

@@ -163,6 +163,11 @@ static double mean_share(const SeatView& v, int samples, int max_exact, uint64_t
       if ((base[a][j] & 3) == 3) known_chicago[a] = std::min(known_chicago[a], ((base[a][j] >> 2) + 1) % 13);
   }
 
+  static const auto share_of_winners = [] {  // SHARE_UNITS / w, w winners of the pot
+    std::array<int64_t, MAX_PLAYERS + 1> units{};
+    for (int w = 1; w <= MAX_PLAYERS; ++w) units[w] = SHARE_UNITS / w;
+    return units;
+  }();
   // One deal's share, in SHARE_UNITS (equity._share_units).
   auto share = [&](const int8_t* drawn) -> int64_t {
     int wild = v.wild;
@@ -203,7 +208,7 @@ static double mean_share(const SeatView& v, int samples, int max_exact, uint64_t
       if (value > best) { best = value; winners = 1; }
       else if (value == best) ++winners;
     }
-    int64_t high = mine == best ? SHARE_UNITS / winners : 0;
+    int64_t high = mine == best ? share_of_winners[winners] : 0;
     if (!r.low_chicago) return high;
     int lowest = NO_LOW_CHICAGO;
     for (int a = 0; a < na; ++a) lowest = std::min(lowest, chicago[a]);
@@ -225,11 +230,6 @@ static double mean_share(const SeatView& v, int samples, int max_exact, uint64_t
       for (int j = 0; j < need; ++j) cards += to[j] == a;
       plain_score[a] = PlainScorer(cards, opts, memo);
     }
-  static const auto share_of_winners = [] {  // SHARE_UNITS / w, w winners of the pot
-    std::array<int64_t, MAX_PLAYERS + 1> units{};
-    for (int w = 1; w <= MAX_PLAYERS; ++w) units[w] = SHARE_UNITS / w;
-    return units;
-  }();
   auto share_plain = [&](const int8_t* drawn) -> int64_t {
     PlainHand hands[MAX_PLAYERS];
     std::copy(plain_base, plain_base + na, hands);

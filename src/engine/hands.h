@@ -270,6 +270,20 @@ struct Tally {
   }
 };
 
+// The value of suit s's flush or four-flush (score_tally's, for a suit that reaches the
+// threshold): `suited` the natural ranks held of each suit, `natural` suit s's count of them.
+// A Canadian four-flush of five or more cards adds the best natural card of the other suits.
+static int suit_value(const int* suited, int s, int natural, int threshold, int wilds, int k, const EvalOptions& o) {
+  int value = flush_score(suited[s], wilds, k, o.canadian, o.double_ace_flush);
+  if (natural == threshold && o.canadian && k >= 5) {
+    int fifth = 0;  // the best natural card of the other suits (rank index + 1), or none
+    for (int u = 0; u < 4; ++u)
+      if (u != s && suited[u]) fifth = std::max(fifth, 32 - __builtin_clz(suited[u]));
+    value |= fifth;
+  }
+  return value;
+}
+
 // hands.evaluate of the tallied cards: 5 to 7 cards as the best five, 1 to 4 up cards as a
 // showing hand.
 static int score_tally(const Tally& t, const EvalOptions& o, ScoreMemo& memo) {
@@ -280,14 +294,7 @@ static int score_tally(const Tally& t, const EvalOptions& o, ScoreMemo& memo) {
     int need = std::max(threshold, 1);
     for (int s = 0; s < 4; ++s) {
       if (t.suit_total[s] < need || t.suit_natural[s] < threshold) continue;
-      int value = flush_score(t.suited[s], t.wilds, k, o.canadian, o.double_ace_flush);
-      if (t.suit_natural[s] == threshold && o.canadian && k >= 5) {
-        int fifth = 0;  // the best natural card of the other suits (rank index + 1), or none
-        for (int u = 0; u < 4; ++u)
-          if (u != s && t.suited[u]) fifth = std::max(fifth, 32 - __builtin_clz(t.suited[u]));
-        value |= fifth;
-      }
-      best = std::max(best, value);
+      best = std::max(best, suit_value(t.suited, s, t.suit_natural[s], threshold, t.wilds, k, o));
     }
   }
   return best;
@@ -363,18 +370,17 @@ struct FiveCards {
     for (int b : order) {
       if (in[b].empty()) break;
       int d = 0;
-      for (; d < places; ++d) {
+      for (; d < places; ++d) {  // the first displacement that sends the bucket's keys to free places
+        shift[b] = (uint16_t)d;
         bool fits = true;
         for (size_t i = 0; i < in[b].size() && fits; ++i) {
-          const int at = (int)(((keys[in[b][i]] * mul) >> 20 ^ (uint64_t)d) & (places - 1));
+          const int at = place(keys[in[b][i]]);
           fits = !taken[at];
-          for (size_t j = 0; j < i && fits; ++j)
-            fits = at != (int)(((keys[in[b][j]] * mul) >> 20 ^ (uint64_t)d) & (places - 1));
+          for (size_t j = 0; j < i && fits; ++j) fits = at != place(keys[in[b][j]]);
         }
         if (fits) break;
       }
       if (d == places) return false;
-      shift[b] = (uint16_t)d;
       for (int i : in[b]) {
         const int at = place(keys[i]);
         taken[at] = 1;
@@ -420,20 +426,11 @@ struct PlainScorer {
     x = (x + (x >> 8)) & 0x00FF00FF00FF00FFull;
     // bit 4 of a suit's 16 is set where its count (at most 13) is at least the threshold
     if (!((x + (uint64_t)(16 - threshold) * 0x0001000100010001ull) & 0x0010001000100010ull)) return best;
+    int suited[4];
+    for (int s = 0; s < 4; ++s) suited[s] = (int)(h.suits >> (16 * s) & 0x1FFF);
     for (int s = 0; s < 4; ++s) {
       const int count = (int)(x >> (16 * s) & 0xFF);
-      if (count < threshold) continue;
-      const int suited = (int)(h.suits >> (16 * s) & 0x1FFF);
-      int value = flush_score(suited, 0, k, o.canadian, o.double_ace_flush);
-      if (count == threshold && o.canadian && k >= 5) {
-        int fifth = 0;  // as score_tally
-        for (int u = 0; u < 4; ++u) {
-          const int other = (int)(h.suits >> (16 * u) & 0x1FFF);
-          if (u != s && other) fifth = std::max(fifth, 32 - __builtin_clz(other));
-        }
-        value |= fifth;
-      }
-      best = std::max(best, value);
+      if (count >= threshold) best = std::max(best, suit_value(suited, s, count, threshold, 0, k, o));
     }
     return best;
   }
