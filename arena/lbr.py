@@ -652,6 +652,20 @@ class BatchedLBR:
             self.player.observe(self.game._core, np.asarray(slots, dtype=np.int64),
                                 np.asarray(seats, dtype=np.int64), np.asarray(actions, dtype=np.int64))
 
+    def ahead(self) -> None:
+        """Start computing, on the core's second thread, the likelihoods the next :meth:`observe`
+        will want: the target's policy at every spot of this agent's hands where the target is to
+        act now, while the caller goes on (the training env calls it as it hands the learner its
+        observations). The next :meth:`observe` reads the rows of each hand still in that spot;
+        they are the rows it would compute (each row on its own), so the play is the same.
+        Nothing with the core on one thread."""
+        self.player.ahead(self.game._core)
+
+    def finish_ahead(self) -> None:
+        """Finish the rows :meth:`ahead` started, here, keeping them for :meth:`observe`: before
+        the caller gives the core's second thread's core to other work."""
+        self.player.finish_ahead()
+
     def act(self, slots, seats, masks: np.ndarray) -> np.ndarray:
         """The local best response's action ids in ``slots`` (it is to act at ``seats``;
         ``masks`` its legal ids there, one row per slot)."""

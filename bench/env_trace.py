@@ -16,6 +16,8 @@ reward in big bets per 100 hands and a SHA-256 of every step's observations and 
 checkouts that print the same digests played the same cards, actions and rewards. The core
 steps on one thread (its hands are the same on any number) and the NumPy forward passes run on
 ``ppo.torch_threads`` BLAS threads, as in training, so the seconds printed are comparable too.
+``--threads 2`` steps the core on two threads as training does (the local best response's
+likelihoods computed ahead on the second while the learner picks its actions): the same digests.
 
 The learner samples from the model's policy (``PPOAgent.choose_batch``) with uniform draws from
 its own generator (``--seed``), so its draws do not depend on the env's. This checkout reads
@@ -49,9 +51,9 @@ def _snapshots(run: Path, step: int, keep: int) -> list[Path]:
 
 
 def trace(cfg, learner: PPOAgent, baselines: dict, snapshots: list, *, self_play_weight: float,
-          lbr_weight: float, steps: int, slots: int, seed: int, generation: int) -> dict:
+          lbr_weight: float, steps: int, slots: int, seed: int, generation: int, threads: int = 1) -> dict:
     """Run ``steps`` learner steps against one pool; the hands, mean reward and digest."""
-    venv = make_batched_vec_env(cfg.env, n_envs=slots, seed=seed, threads=1)
+    venv = make_batched_vec_env(cfg.env, n_envs=slots, seed=seed, threads=threads)
     set_pool(venv, baselines, snapshots, self_play_weight=self_play_weight, seed=seed,
              generation=generation, lbr_weight=lbr_weight, lbr_samples=cfg.opponents.self_play.lbr_samples)
     env = venv.unwrapped
@@ -79,7 +81,7 @@ def main(args: argparse.Namespace) -> int:
     learner = PPOAgent(path=args.model, deterministic=False)
     sp = cfg.opponents.self_play
     baselines = dict(cfg.opponents.baselines)
-    common = {"steps": args.steps, "slots": args.slots, "seed": args.seed}
+    common = {"steps": args.steps, "slots": args.slots, "seed": args.seed, "threads": args.threads}
     if args.run:
         snaps = [PPOAgent(path=str(p), deterministic=sp.deterministic)
                  for p in _snapshots(Path(args.run), args.step, sp.keep)]
@@ -112,9 +114,10 @@ def cli(argv=None) -> int:
     p.add_argument("--steps", type=int, default=204_800, help="learner steps per case")
     p.add_argument("--slots", type=int, default=256, help="hand slots")
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--threads", type=int, default=1, help="the core's threads (training's: 2)")
     args = quick_option.parse_args(p, {"steps": 2048}, argv)
-    if args.steps < 1 or args.slots < 1:
-        p.error("--steps and --slots must be at least 1")
+    if args.steps < 1 or args.slots < 1 or args.threads < 1:
+        p.error("--steps, --slots and --threads must be at least 1")
     args.model = quick_option.model_or_champion(p, args.model)
     try:
         return main(args)

@@ -33,7 +33,7 @@ struct Batch {
   int num_players, size;
   bool auto_reset = true;
   int threads = 1;
-  std::unique_ptr<Workers> workers = std::make_unique<Workers>();  // the threads beyond the caller's
+  std::shared_ptr<Workers> workers = std::make_shared<Workers>();  // the threads beyond the caller's
   std::vector<Hand> hands;
   std::vector<Rng> rngs;
   std::vector<int> stacks;  // (size, num_players): each hand's starting stacks

@@ -447,6 +447,17 @@ PYBIND11_MODULE(_stud_core, m) {
              for (py::ssize_t i = 0; i < slots.size(); ++i) p.forget((int)slots.data()[i]);
            }, py::arg("slots"))
       .def_readonly("asked", &LbrPlayer::asked)
+      .def_readonly("asked_ahead", &LbrPlayer::asked_ahead)
+      // The target's rows at every spot where it is to act now, computed on the core's second
+      // thread while the caller goes on; the next observe() reads them (lbr_play.h's ahead()).
+      .def("ahead", [](LbrPlayer& p, const PyBatch& b) {
+             py::gil_scoped_release release;
+             p.ahead(b);
+           }, py::arg("batch"))
+      .def("finish_ahead", [](LbrPlayer& p) {
+             py::gil_scoped_release release;
+             p.finish_ahead();
+           })
       .def("observe", [](LbrPlayer& p, const PyBatch& b, Ints slots, Ints seats, Ints actions) {
              if (seats.size() != slots.size() || actions.size() != slots.size())
                throw std::invalid_argument("LbrPlayer.observe: one seat and action per slot");

@@ -222,7 +222,9 @@ def test_the_batched_envs_lbr_plays_the_hand_by_hand_lbrs_hands():
     from train.batched_vec import BatchedVecEnv
 
     # The core's LbrTarget.policies is spread over the batch's threads, each slot's spots taken
-    # by the next free thread (1 and 3 here): the same decisions either way.
+    # by the next free thread (1 and 3 here): the same decisions either way. On 3 the env computes
+    # the likelihoods of the learner's next actions ahead (finished at times as a rollout's end
+    # finishes them): the same decisions again.
     target = _model(FEATURES, seed=8)
     runs = {}
     for engine, threads in (("python", 1), ("auto", 1), ("auto", 3)):
@@ -233,13 +235,18 @@ def test_the_batched_envs_lbr_plays_the_hand_by_hand_lbrs_hands():
         rng = np.random.default_rng(0)
         seen = [env.reset()]
         rewards, dones = [], []
-        for _ in range(60):
+        for step in range(60):
             masks = env.action_masks()
+            if step % 3 == 0:
+                env.finish_ahead()
             obs, reward, done, _ = env.step(np.argmax(rng.random(masks.shape) * masks, axis=1))
             seen.append(obs)
             rewards.append(reward)
             dones.append(done)
         runs[engine, threads] = np.array(seen), np.array(rewards), np.array(dones)
+        if engine == "auto":
+            read = sum(lbr.player.asked_ahead for lbr in env._lbr.values())
+            assert (read > 20) if threads > 1 else read == 0
     po, pr, pd = runs["python", 1]
     assert pd.sum() > 40
     for threads in (1, 3):
@@ -261,14 +268,15 @@ def test_the_roll_outs_first_cards_are_argsorts():
 
 
 def _batched_against_random(target, hands: int, seed: int, *, threads: int = 1, reference: bool = True,
-                            watch=None) -> tuple[list[int], list[int]]:
+                            watch=None, ahead: bool = False) -> tuple[list[int], list[int]]:
     """``hands`` hands in a BatchedGame (no new deals): the batched local best response
     (``BatchedLBR``, the core's ``LbrPlayer``) at seat ``slot % 2`` of each slot against
     ``target``'s seat playing random legal actions (mostly checks and calls). Beside each slot a reference
     ``Game`` of the same deal where the hand-by-hand ``LBRAgent(engine="python")``, seeded as the
     batched hand, decides from its view (when ``reference``). Returns the batched and the
     reference decisions. ``watch(lbr, game, slots, seats, actions)``, called before each
-    ``observe``, returns a function called after the step."""
+    ``observe``, returns a function called after the step. ``ahead``: ``lbr.ahead()`` at each
+    step's start, as the training env calls it."""
     from arena.lbr import BatchedLBR
 
     rules = get_rules("soko")
@@ -288,6 +296,8 @@ def _batched_against_random(target, hands: int, seed: int, *, threads: int = 1, 
     rng = np.random.default_rng(seed)
     got, expected = [], []
     while any(not r.is_over for r in refs):
+        if ahead:
+            lbr.ahead()
         current = game.current_player.astype(np.int64)
         actions = np.full(hands, -1, dtype=np.int64)
         mine = [s for s in range(hands) if not refs[s].is_over and current[s] == s % 2]
@@ -313,28 +323,35 @@ def _batched_against_random(target, hands: int, seed: int, *, threads: int = 1, 
     return got, expected
 
 
-@pytest.mark.parametrize("deterministic, features, threads", [
-    (False, tuple(FEATURES), 1),
-    (True, tuple(FEATURES), 3),   # one-hot policies: ranges over equal weights (exact ties in the sums)
-    (False, (), 2),
+@pytest.mark.parametrize("deterministic, features, threads, ahead", [
+    (False, tuple(FEATURES), 1, False),
+    (True, tuple(FEATURES), 3, False),   # one-hot policies: ranges over equal weights (exact ties)
+    (False, (), 2, False),
+    (False, tuple(FEATURES), 2, True),   # the likelihoods computed ahead on the second thread
 ])
-def test_the_batched_lbr_decides_as_the_hand_by_hand_lbr(deterministic, features, threads):
+def test_the_batched_lbr_decides_as_the_hand_by_hand_lbr(deterministic, features, threads, ahead):
     # The core's LbrPlayer (range, likelihoods, equities, values and choice for every slot at
     # once) against LBRAgent replaying each hand from its log in Python, seeded alike: decision
-    # for decision, on one thread and spread over several.
+    # for decision, on one thread and spread over several, with and without ahead().
     target = _model(features, deterministic=deterministic, activation="relu" if deterministic else "tanh",
                     seed=20 + len(features))
-    got, expected = _batched_against_random(target, 40, seed=7, threads=threads)
+    read = []
+    watch = (lambda lbr, *_: lambda: read.append(lbr.player.asked_ahead)) if ahead else None
+    got, expected = _batched_against_random(target, 40, seed=7, threads=threads, ahead=ahead, watch=watch)
     assert len(got) > 100
     assert got == expected
     assert {0, 1, 2} <= set(got)   # it folds, checks or calls, and bets
+    if ahead:
+        assert read[-1] > 20   # observe() read rows that ahead() computed
 
 
-def test_the_batched_lbr_reads_the_rows_it_weighed_its_bet_with():
+@pytest.mark.parametrize("ahead", [False, True])
+def test_the_batched_lbr_reads_the_rows_it_weighed_its_bet_with(ahead):
     # After a bet or raise of the local best response the target acts in the very spot LBR
     # weighed that bet in: observe() takes those rows instead of asking the target's policy
     # again, and asks nothing for a fold or for an action that ends the hand (never read). The
-    # likelihoods it keeps must be the ones a fresh core call gives, to the bit.
+    # likelihoods it keeps must be the ones a fresh core call gives, to the bit. With ahead()
+    # (two threads) the rows it asks for were computed before it was called: the same floats.
     from envs.actions import FOLD
 
     target = _model(FEATURES, seed=9)
@@ -368,8 +385,55 @@ def test_the_batched_lbr_reads_the_rows_it_weighed_its_bet_with():
             assert player.asked - before == asked   # a core call for each of these, no other
         return after
 
-    _batched_against_random(target, 48, seed=5, reference=False, watch=watch)
+    read = []
+    counted = lambda *a: (lambda then: lambda: (then(), read.append(a[0].player.asked_ahead)))(watch(*a))  # noqa: E731
+    _batched_against_random(target, 48, seed=5, reference=False, watch=counted, ahead=ahead,
+                            threads=2 if ahead else 1)
     assert tally["reused"] > 20 and tally["asked"] > 20 and tally["folds"] > 5
+    assert (read[-1] >= tally["asked"] - 5) if ahead else read[-1] == 0
+
+
+def test_rows_computed_ahead_for_a_hand_that_changed_are_not_read():
+    # ahead() copies each hand: a slot dealt again before observe() (another deal, the same
+    # seats) gets its likelihoods from its new hand, not the rows computed for the old one.
+    from arena.lbr import BatchedLBR
+
+    target = _model(FEATURES, seed=9)
+    rules = get_rules("soko")
+    game = BatchedGame(rules, 2, 16, auto_reset=False, threads=2)
+    game.reset(seeds=np.arange(16, dtype=np.uint64))
+    lbr = BatchedLBR(LBRAgent(target, samples=20), game)
+    current = game.current_player.astype(np.int64)
+    for slot in range(16):
+        lbr.start(slot, 1 - int(current[slot]))   # the target (the other seat) is to act
+    lbr.ahead()
+    game.reset(seeds=np.arange(16, dtype=np.uint64) + 100)
+    lbr.forget(np.arange(16))
+    current = game.current_player.astype(np.int64)
+    for slot in range(16):
+        lbr.start(slot, 1 - int(current[slot]))
+    slots = np.arange(16)
+    actions = np.ones(16, dtype=np.int64)   # check or call: the hand goes on
+    fresh = []
+    for slot, seat in zip(slots.tolist(), current.tolist()):
+        hole, up = game.cards([slot])[1][0, 1 - seat], game.cards([slot])[2][0].ravel()
+        cards = np.array([c for c in range(52) if c not in hole and c not in up])
+        fresh.append(lbr.core.spots(game, [slot], [seat], [-1], [cards])[0][:, 1])
+    lbr.ahead()                          # the new hands' rows, being computed ...
+    game.reset(seeds=np.arange(16, dtype=np.uint64) + 100)   # ... for the same deals again
+    lbr.observe(slots, current, actions)
+    assert lbr.player.asked == 16
+    assert lbr.player.asked_ahead == 16   # the same bytes: read
+    for slot in range(16):
+        ((_, likelihood),) = lbr.player.pending(slot)
+        assert np.array_equal(likelihood, fresh[slot])
+    for slot in range(16):
+        lbr.start(slot, 1 - int(current[slot]))   # (a new hand state: nothing pending)
+    lbr.ahead()
+    game.reset(seeds=np.arange(16, dtype=np.uint64) + 200)   # other deals, the same buttons
+    current = game.current_player.astype(np.int64)
+    lbr.observe(slots, current, actions)
+    assert lbr.player.asked == 32 and lbr.player.asked_ahead == 16   # none read: other hands
 
 
 def test_the_batched_lbr_keeps_nothing_for_an_action_that_ends_the_hand():
@@ -478,3 +542,36 @@ def test_first_street_tables_outlive_a_target_and_keep_games_apart():
     for a, fresh in zip(got, _in_a_new_thread(lambda: ask(later, other, plain))):
         assert np.array_equal(a, fresh)
     assert any(not np.array_equal(a, b) for a, b in zip(got, ask(later, mirror, rules)))
+
+
+def _observe_in_child(lbr, slots, seats, actions, asked_ahead):
+    lbr.observe(slots, seats, actions)   # the parent's job is not this process's: its own rows
+    assert lbr.player.asked_ahead == asked_ahead
+    assert all(len(lbr.player.pending(s)) == 1 for s in slots.tolist())
+
+
+def test_a_child_forked_while_rows_are_computed_ahead_computes_its_own():
+    # A forked child has none of its parent's threads: a job launched before the fork is not
+    # waited for there (it would never end), and observe() asks the target itself.
+    import multiprocessing
+
+    from arena.lbr import BatchedLBR
+
+    target = _model(FEATURES, seed=9)
+    game = BatchedGame(get_rules("soko"), 2, 64, auto_reset=False, threads=2)
+    game.reset(seeds=np.arange(64, dtype=np.uint64))
+    lbr = BatchedLBR(LBRAgent(target, samples=20), game)
+    current = game.current_player.astype(np.int64)
+    for slot in range(64):
+        lbr.start(slot, 1 - int(current[slot]))
+    slots, actions = np.arange(64), np.ones(64, dtype=np.int64)
+    lbr.ahead()
+    child = multiprocessing.get_context("fork").Process(
+        target=_observe_in_child, args=(lbr, slots, current, actions, 0))
+    child.start()
+    child.join(timeout=120)
+    if child.is_alive():
+        child.kill()
+    assert child.exitcode == 0
+    lbr.observe(slots, current, actions)
+    assert lbr.player.asked == 64 and lbr.player.asked_ahead == 64

@@ -423,6 +423,7 @@ class BatchedVecEnv(VecEnv):
         self.reset_infos = [{} for _ in range(self.num_envs)]
         self._potential = self._checkdown()
         self._last_obs = self.game.observations.copy()
+        self._ahead()
         return self._last_obs
 
     def step_async(self, actions: np.ndarray) -> None:
@@ -460,7 +461,20 @@ class BatchedVecEnv(VecEnv):
         # The array handed out is kept as the learner's last observation (SB3 copies, never
         # writes it): a finished hand's terminal_observation is its row.
         self._last_obs = g.observations.copy()
+        self._ahead()
         return self._last_obs, rewards, dones, infos
+
+    def _ahead(self) -> None:
+        """The learner is to act in every slot: its local best responses' likelihoods of its
+        next actions, computed on the core's second thread while it picks them."""
+        for lbr in self._lbr.values():
+            lbr.ahead()
+
+    def finish_ahead(self) -> None:
+        """Finish here what :meth:`_ahead` started (the rows are kept for the next step): the
+        training calls it when a rollout ends, so that the gradient updates have both cores."""
+        for lbr in self._lbr.values():
+            lbr.finish_ahead()
 
     def _checkdown(self) -> np.ndarray:
         """The check-down baseline at every slot's decision (0 when off): ``checkdown_baseline``

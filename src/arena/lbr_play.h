@@ -8,10 +8,16 @@
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
+#include <cstring>
+#include <memory>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
+
+#include <unistd.h>
 
 #include "arena/lbr.h"
 #include "batched.h"
@@ -29,6 +35,7 @@ namespace stud {
 static void policies_many(LbrTarget& t, const Batch& b, const int64_t* slots, const int64_t* seats,
                           const int64_t* actions, const int64_t* cards, const int64_t* starts,
                           const int64_t* counts, std::ptrdiff_t q, double* out, bool* to_act) {
+  b.workers->settle();  // a launched job (LbrPlayer::ahead) may be using t
   if (q <= 0) return;
   int64_t most = 0;
   for (std::ptrdiff_t i = 0; i < q; ++i) most = std::max(most, slots[i] + 1);
@@ -59,6 +66,62 @@ static double sum_in_order(const std::vector<double>& x) {
   return s;
 }
 
+// observe()'s rows computed ahead (LbrPlayer::ahead): the spots of one env step's end, each
+// hand copied, their rows filled by whichever of the launched job's two threads takes them.
+static_assert(std::is_trivially_copyable_v<Hand>, "AheadJob compares hands byte for byte");
+
+struct AheadJob {
+  pid_t owner = 0;                     // the process that launched it (a forked child's copy is not run)
+  std::vector<int> slots, seats;       // a spot per slot: the target (at seats[i]) to act in slot slots[i]
+  std::vector<Hand> hands;             // each slot's hand then, byte for byte
+  std::vector<int64_t> cards, starts, counts;  // the cards the local best response cannot see there
+  std::vector<double> rows;            // (cards, num_actions)
+  std::vector<char> to_act, done;      // done: rows filled (read once the job is settled)
+  std::unique_ptr<std::atomic<char>[]> wanted;  // cleared by observe() for the spots it will not read
+  std::atomic<std::ptrdiff_t> next{0};
+  std::vector<int> spot_of;            // by slot: its spot, or -1
+};
+
+// The launched job of an LbrPlayer and the Workers running it: settled (finished) before the
+// player reads the rows or goes away. The Workers is shared with its Batch and held weakly: a
+// Workers that went first settled the job itself.
+struct Ahead {
+  std::shared_ptr<AheadJob> job;
+  std::weak_ptr<Workers> workers;
+
+  Ahead() = default;
+  Ahead(const Ahead&) = delete;
+  Ahead& operator=(const Ahead&) = delete;
+  Ahead(Ahead&& o) noexcept : job(std::move(o.job)), workers(std::move(o.workers)) {}
+  Ahead& operator=(Ahead&& o) noexcept {
+    if (this != &o) {
+      try { settle(); } catch (...) {}
+      job = std::move(o.job);
+      workers = std::move(o.workers);
+    }
+    return *this;
+  }
+  ~Ahead() {
+    try { settle(); } catch (...) {}
+  }
+
+  // The job done, its rows kept for settle() to hand over.
+  void finish() {
+    if (!job) return;
+    if (auto w = workers.lock()) w->settle();  // (it settles a later job too: no matter)
+    workers.reset();
+  }
+
+  // The job done and handed over (nullptr: there was none, or it is a forked child's copy of
+  // the parent's).
+  std::shared_ptr<AheadJob> settle() {
+    finish();
+    std::shared_ptr<AheadJob> j = std::move(job);
+    job = nullptr;
+    return j && j->owner == getpid() ? j : nullptr;
+  }
+};
+
 struct LbrPlayer {
   LbrTarget* target;           // the target's policy over the range (owned by the Python side)
   int samples;                 // roll-outs a decision before the last street
@@ -87,6 +150,7 @@ struct LbrPlayer {
   };
   std::vector<State> states;   // by slot
   int64_t asked = 0;           // spots observe() asked the target's policy for (the tests read it)
+  int64_t asked_ahead = 0;     // those of them whose rows ahead() had computed
 
   // Between prepare() and decide(): each slot deciding, and the actions so far.
   struct Decision {
@@ -104,6 +168,7 @@ struct LbrPlayer {
   };
   std::vector<Decision> deciding;
   std::vector<int64_t> out;
+  Ahead ahead_;                // observe()'s rows being computed ahead (ahead())
 
   LbrPlayer(LbrTarget* t, const std::vector<int>& deck, int samples_, int cards_per_player_, EvalOptions o)
       : target(t), samples(samples_), cards_per_player(cards_per_player_), opts(o) {
@@ -143,12 +208,90 @@ struct LbrPlayer {
       if (in_deck[c] && !is_seen[c]) unseen.push_back(c);
   }
 
+  // Start computing, on b's second thread, the rows observe() will want next: the target's
+  // policy at every spot of b where the target is to act in a hand of this player's (the
+  // training env calls it at the end of each step, when the learner, the target, is to act in
+  // every slot). The caller goes on (Python picks the learner's actions meanwhile) and the next
+  // observe() reads the rows of each hand still in that spot, byte for byte: the same rows, as
+  // each row is computed on its own, so the same floats. Spots the bet or raise just made
+  // already answered (has_after) are left out. Nothing without a second thread (b.threads 1).
+  // Until settled, the job reads its copies of the hands, this player's target (its weights and
+  // each of these slots' win cache, which nothing else touches meanwhile: every call that uses
+  // the target or b's threads settles it first) and nothing of b.
+  void ahead(const Batch& b) {
+    ahead_.settle();
+    if (b.threads < 2) return;
+    auto j = std::make_shared<AheadJob>();
+    std::vector<int> seen, unseen;
+    const int stop = (int)std::min<size_t>(states.size(), (size_t)b.size);
+    j->hands.reserve(stop);  // (never moved: each is its hand's bytes, padding too)
+    for (int slot = 0; slot < stop; ++slot) {
+      const State& s = states[slot];
+      if (!s.active) continue;
+      const Hand& h = b.hand(slot);
+      if (h.over || h.n != 2 || h.current != 1 - s.seat || h.nhole[h.current] != 1) continue;
+      cards_of(h, s.seat, seen, unseen);
+      if (s.has_after && s.after_cards == unseen) continue;
+      j->slots.push_back(slot);
+      j->seats.push_back(h.current);
+      std::memcpy(&j->hands.emplace_back(), &h, sizeof(Hand));
+      j->starts.push_back((int64_t)j->cards.size());
+      j->counts.push_back((int64_t)unseen.size());
+      j->cards.insert(j->cards.end(), unseen.begin(), unseen.end());
+    }
+    const std::ptrdiff_t q = (std::ptrdiff_t)j->slots.size();
+    if (!q) return;
+    j->owner = getpid();
+    j->rows.resize(j->cards.size() * target->num_actions);
+    j->to_act.assign(q, 0);
+    j->done.assign(q, 0);
+    j->wanted.reset(new std::atomic<char>[q]);
+    for (std::ptrdiff_t i = 0; i < q; ++i) j->wanted[i].store(1, std::memory_order_relaxed);
+    j->spot_of.assign(stop, -1);
+    for (std::ptrdiff_t i = 0; i < q; ++i) j->spot_of[j->slots[i]] = (int)i;
+    LbrTarget& t = *target;
+    b.workers->settle();  // another job on these threads (the target below is this player's alone)
+    if ((int)t.cache.size() < stop) t.cache.resize(stop);  // before either thread touches it
+    if (t.win_at >= 0) t.set_context(*j->hands[0].r);
+    b.workers->launch([j, &t](int) {
+      AheadJob& a = *j;
+      const std::ptrdiff_t count = (std::ptrdiff_t)a.slots.size();
+      for (std::ptrdiff_t i; (i = a.next.fetch_add(1, std::memory_order_relaxed)) < count;) {
+        if (!a.wanted[i].load(std::memory_order_relaxed)) continue;
+        a.to_act[i] = t.policies(a.hands[i], a.slots[i], a.seats[i], -1, a.cards.data() + a.starts[i],
+                                 (int)a.counts[i], a.rows.data() + a.starts[i] * t.num_actions);
+        a.done[i] = 1;
+      }
+    });
+    ahead_.job = std::move(j);
+    ahead_.workers = b.workers;
+  }
+
+  // The rows being computed ahead, finished here (kept for observe()): before the caller gives
+  // the second core to other work (the training's gradient updates).
+  void finish_ahead() { ahead_.finish(); }
+
   // The targets at seats[i] are about to play actions[i] in slots[i]: keep each action's
-  // likelihood for every card the local best response cannot see (BatchedLBR.observe).
+  // likelihood for every card the local best response cannot see (BatchedLBR.observe). Spots
+  // whose rows ahead() computed (the hand unchanged since, byte for byte) are read from there.
   void observe(const Batch& b, const int64_t* slots, const int64_t* seats, const int64_t* actions,
                std::ptrdiff_t n) {
     std::vector<int64_t> ask_slots, ask_seats, ask_actions, ask_cards, ask_starts, ask_counts;
     std::vector<int> seen, unseen;
+    std::shared_ptr<AheadJob> j;
+    if (ahead_.job) {  // the spots it will not read are skipped by the job from here on
+      AheadJob& a = *ahead_.job;
+      std::vector<char> want(a.slots.size(), 0);
+      for (std::ptrdiff_t i = 0; i < n; ++i) {
+        const int slot = (int)slots[i];
+        if (slot < 0 || (size_t)slot >= a.spot_of.size() || a.spot_of[slot] < 0 || actions[i] == FOLD) continue;
+        Hand after = b.hand(slot);
+        if (after.apply((int)actions[i]) && !after.over) want[a.spot_of[slot]] = 1;
+      }
+      for (size_t k = 0; k < want.size(); ++k)
+        if (!want[k]) a.wanted[k].store(0, std::memory_order_relaxed);
+      j = ahead_.settle();  // the rest of the spots taken here
+    }
     for (std::ptrdiff_t i = 0; i < n; ++i) {
       const int slot = (int)slots[i], seat = (int)seats[i], action = (int)actions[i];
       State& s = state(slot);
@@ -168,6 +311,19 @@ struct LbrPlayer {
       Hand after = h;  // an action that ends the hand: its likelihood would never be read
       if (!after.apply(action)) throw std::invalid_argument("LbrPlayer.observe: the action is not legal there");
       if (after.over) continue;
+      if (j && (size_t)slot < j->spot_of.size() && j->spot_of[slot] >= 0) {
+        const int k = j->spot_of[slot];
+        if (j->done[k] && j->seats[k] == seat && std::memcmp(&j->hands[k], &h, sizeof(Hand)) == 0) {
+          if (!j->to_act[k]) throw std::logic_error("LbrPlayer.observe: the target is not to act there");
+          ++asked;
+          ++asked_ahead;
+          const int A = target->num_actions;
+          Pending p{unseen, std::vector<double>(unseen.size())};
+          for (size_t c = 0; c < unseen.size(); ++c) p.likelihood[c] = j->rows[(j->starts[k] + c) * A + action];
+          s.pending.push_back(std::move(p));
+          continue;
+        }
+      }
       ask_slots.push_back(slot);
       ask_seats.push_back(seat);
       ask_actions.push_back(action);

@@ -43,6 +43,7 @@ class Workers {
   Workers& operator=(const Workers&) = delete;
   ~Workers() {
     if (!s_ || owner_ != getpid()) return;  // a forked child's copy: the parent's to end
+    try { settle(); } catch (...) {}        // (a launched job's error: nobody left to tell)
     {
       std::lock_guard<std::mutex> lock(s_->m);
       s_->quit.store(true);
@@ -52,6 +53,7 @@ class Workers {
   }
 
   void run(int parts, const std::function<void(int)>& fn) {
+    settle();
     if (parts <= 1) { fn(0); return; }
     start(parts - 1);
     State& st = *s_;
@@ -65,11 +67,50 @@ class Workers {
     st.wake.notify_all();
     std::exception_ptr mine;
     try { fn(0); } catch (...) { mine = std::current_exception(); }
-    if (!spin_until([&] { return st.pending.load(std::memory_order_acquire) == 0; })) {
-      std::unique_lock<std::mutex> lock(st.m);
-      st.done.wait(lock, [&] { return st.pending.load(std::memory_order_acquire) == 0; });
-    }
+    wait_pending(st);
     st.job = nullptr;
+    if (mine) std::rethrow_exception(mine);
+    std::lock_guard<std::mutex> lock(st.m);
+    if (st.error) { auto e = st.error; st.error = nullptr; std::rethrow_exception(e); }
+  }
+
+  // Work known before the caller needs it: launch(fn) calls fn(1) on the first kept thread and
+  // returns at once; settle() calls fn(0) on the caller, then waits for fn(1) to end (and
+  // rethrows an error of either). fn takes its pieces one by one as run_chunks' does, so the
+  // caller takes over whatever is left when it settles. run(), the next launch() and the
+  // destructor settle first, so a launched job never overlaps another call's work; what else
+  // the job reads must stay untouched until it is settled (it is its launcher's to keep so).
+  // The local best response's target rows at the learner's spots (arena/lbr_play.h, ahead()),
+  // computed while Python picks the learner's actions.
+  void launch(std::function<void(int)> fn) {
+    settle();
+    start(1);
+    State& st = *s_;
+    launched_ = std::move(fn);
+    st.job = &launched_;
+    st.parts = 2;
+    st.pending.store(1);
+    {
+      std::lock_guard<std::mutex> lock(st.m);
+      st.generation.fetch_add(1, std::memory_order_release);
+    }
+    st.wake.notify_all();
+    in_flight_ = true;
+  }
+
+  void settle() {
+    if (!in_flight_) return;
+    in_flight_ = false;
+    if (!s_ || owner_ != getpid()) {  // a forked child: the job was the parent's thread's
+      launched_ = nullptr;
+      return;
+    }
+    State& st = *s_;
+    std::exception_ptr mine;
+    try { launched_(0); } catch (...) { mine = std::current_exception(); }
+    wait_pending(st);
+    st.job = nullptr;
+    launched_ = nullptr;
     if (mine) std::rethrow_exception(mine);
     std::lock_guard<std::mutex> lock(st.m);
     if (st.error) { auto e = st.error; st.error = nullptr; std::rethrow_exception(e); }
@@ -109,6 +150,13 @@ class Workers {
     std::exception_ptr error;  // under m
     std::vector<std::thread> threads;
   };
+
+  static void wait_pending(State& st) {
+    if (!spin_until([&] { return st.pending.load(std::memory_order_acquire) == 0; })) {
+      std::unique_lock<std::mutex> lock(st.m);
+      st.done.wait(lock, [&] { return st.pending.load(std::memory_order_acquire) == 0; });
+    }
+  }
 
   template <typename F>
   static bool spin_until(F ready) {
@@ -158,6 +206,8 @@ class Workers {
 
   std::unique_ptr<State> s_;
   pid_t owner_ = 0;
+  std::function<void(int)> launched_;  // the launched job, until settled
+  bool in_flight_ = false;
 };
 
 }  // namespace stud
