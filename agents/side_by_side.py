@@ -1,5 +1,6 @@
 """The policy's and the value's networks of an SB3 actor-critic computed side by side, on two
-threads, forward and backward.
+threads, forward and backward, in the gradient updates (passes without gradients, the
+rollouts', run one after the other).
 
 The two networks of ``MlpExtractor`` (``policy_net`` and ``value_net``: ``net_arch: [128, 128]``
 gives each its own two layers) share no parameter and read the same features, so neither waits
@@ -76,8 +77,8 @@ def _forget_worker() -> None:   # a forked child has no worker thread: it starts
 os.register_at_fork(after_in_child=_forget_worker)
 
 
-def _side_by_side(here, there, *, grad: bool, inference: bool):
-    """``(here(), there())``, ``there`` on the worker thread under the caller's autograd modes and
+def _side_by_side(here, there):
+    """``(here(), there())``, ``there`` on the worker thread with gradients and under the caller's
     torch thread count (each is per thread: a new thread's MKL would split every product over
     all the cores, and the two networks would then take each other's cores instead of one
     each). The worker's call is over before this returns or raises, even through Ctrl-C (raised
@@ -88,7 +89,7 @@ def _side_by_side(here, there, *, grad: bool, inference: bool):
         if worker.torch_threads != count:
             torch.set_num_threads(count)
             worker.torch_threads = count
-        with torch.inference_mode(inference), torch.set_grad_enabled(grad):
+        with torch.enable_grad():
             return there()
     future = worker.submit(run)
     try:
@@ -130,8 +131,7 @@ class _SideBySide(torch.autograd.Function):
     def forward(ctx, features, extractor, *parameters):
         with torch.enable_grad():
             latent_pi, latent_vf = _side_by_side(lambda: extractor.policy_net(features),
-                                                 lambda: extractor.value_net(features),
-                                                 grad=True, inference=False)
+                                                 lambda: extractor.value_net(features))
         ctx.latents = (latent_pi, latent_vf)
         ctx.parameter_count = len(parameters)
         return latent_pi.detach(), latent_vf.detach()
@@ -140,7 +140,7 @@ class _SideBySide(torch.autograd.Function):
     def backward(ctx, grad_pi, grad_vf):
         latent_pi, latent_vf = ctx.latents
         _side_by_side(lambda: torch.autograd.backward(latent_pi, grad_pi),
-                      lambda: torch.autograd.backward(latent_vf, grad_vf), grad=True, inference=False)
+                      lambda: torch.autograd.backward(latent_vf, grad_vf))
         return (None, None) + (None,) * ctx.parameter_count
 
 
@@ -154,8 +154,11 @@ class SideBySideExtractor(MlpExtractor):
         if torch.is_grad_enabled():
             parameters = [p for p in self.parameters() if p.requires_grad]
             return _SideBySide.apply(features, self, *parameters)
-        return _side_by_side(lambda: self.policy_net(features), lambda: self.value_net(features),
-                             grad=False, inference=torch.is_inference_mode_enabled())
+        # Without gradients (the rollouts' passes, one row a hand slot) one after the other: the
+        # second core is then the compiled core's, computing the local best response's
+        # likelihoods ahead (train.batched_vec), and the value's network waiting for it there
+        # cost more than it saved (docs/results.md, "The default config").
+        return super().forward(features)
 
 
 def use_side_by_side(policy) -> bool:

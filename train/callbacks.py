@@ -414,6 +414,20 @@ class PokerStats(BaseCallback):
         self._reset()
 
 
+class FinishAhead(BaseCallback):
+    """At the end of each rollout, the env finishes the work it started ahead for the learner's
+    next step (``BatchedVecEnv.finish_ahead``: the local best response's likelihoods, on the
+    core's second thread), so that the gradient updates have both cores to themselves. Through
+    ``env_method``, so its seconds count as the env's (``time/env_share``); before
+    :class:`TimeShares` in the list, so in the rollout that just ended."""
+
+    def _on_step(self) -> bool:
+        return True
+
+    def _on_rollout_end(self) -> None:
+        self.model.get_env().env_method("finish_ahead")
+
+
 class TimeShares(BaseCallback):
     """``time/*``, once per rollout, over the wall time since the previous rollout ended:
     ``env_share``, the share spent in the training env (``train.vec.TimedVecEnv``: the core, the

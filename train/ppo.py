@@ -180,6 +180,7 @@ def main(cfg: Config, *, resume: str | Path | None = None, command: Sequence[str
         Checkpoints,
         EntropySchedule,
         Evaluation,
+        FinishAhead,
         OpponentPool,
         PokerStats,
         ProgressBar,
@@ -315,8 +316,8 @@ def main(cfg: Config, *, resume: str | Path | None = None, command: Sequence[str
                 evaluation.evaluate(model)   # under way in the background when the run stopped
         # At each step: snapshot, then evaluation, then the checkpoint (which saves the pool), so
         # a checkpoint on disk means everything before it is recorded.
-        callbacks = [bar, PokerStats(), TimeShares(), SelfPlay(pool, cfg.opponents.self_play.every),
-                     evaluation, checkpoints]
+        callbacks = [bar, PokerStats(), FinishAhead(), TimeShares(),
+                     SelfPlay(pool, cfg.opponents.self_play.every), evaluation, checkpoints]
         if ppo.ent_schedule == "linear":
             callbacks.insert(0, EntropySchedule(ppo.ent_coef, ppo.ent_coef_end, cfg.run.total_timesteps))
 
