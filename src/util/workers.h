@@ -77,8 +77,8 @@ class Workers {
   // Work known before the caller needs it: launch(fn) calls fn(1) on the first kept thread and
   // returns at once; settle() calls fn(0) on the caller, then waits for fn(1) to end (and
   // rethrows an error of either). fn takes its pieces one by one as run_chunks' does, so the
-  // caller takes over whatever is left when it settles. run(), the next launch() and the
-  // destructor settle first, so a launched job never overlaps another call's work; what else
+  // caller takes over whatever is left when it settles. run(), run_chunks(), the next launch()
+  // and the destructor settle first, so a launched job never overlaps another call's work; what else
   // the job reads must stay untouched until it is settled (it is its launcher's to keep so).
   // The local best response's target rows at the learner's spots (arena/lbr_play.h, ahead()),
   // computed while Python picks the learner's actions.
@@ -121,6 +121,7 @@ class Workers {
   // waiting for the other). The pieces' results must not depend on which thread runs them.
   void run_chunks(int parts, std::ptrdiff_t count, std::ptrdiff_t chunk,
                   const std::function<void(std::ptrdiff_t, std::ptrdiff_t)>& fn) {
+    settle();
     if (count <= 0) return;
     chunk = std::max<std::ptrdiff_t>(1, chunk);
     const std::ptrdiff_t pieces = (count + chunk - 1) / chunk;
