@@ -72,11 +72,11 @@ static_assert(std::is_trivially_copyable_v<Hand>, "AheadJob compares hands byte 
 
 struct AheadJob {
   pid_t owner = 0;                     // the process that launched it (a forked child's copy is not run)
-  std::vector<int> slots, seats;       // a spot per slot: the target (at seats[i]) to act in slot slots[i]
+  std::vector<int> slots;              // a spot per slot: the target, its hand's player to act, in slots[i]
   std::vector<Hand> hands;             // each slot's hand then, byte for byte
   std::vector<int64_t> cards, starts, counts;  // the cards the local best response cannot see there
   std::vector<double> rows;            // (cards, num_actions)
-  std::vector<char> to_act, done;      // done: rows filled (read once the job is settled)
+  std::vector<char> done;              // rows filled (read once the job is settled)
   std::unique_ptr<std::atomic<char>[]> wanted;  // cleared by observe() for the spots it will not read
   std::atomic<std::ptrdiff_t> next{0};
   std::vector<int> spot_of;            // by slot: its spot, or -1
@@ -92,15 +92,8 @@ struct Ahead {
   Ahead() = default;
   Ahead(const Ahead&) = delete;
   Ahead& operator=(const Ahead&) = delete;
-  Ahead(Ahead&& o) noexcept : job(std::move(o.job)), workers(std::move(o.workers)) {}
-  Ahead& operator=(Ahead&& o) noexcept {
-    if (this != &o) {
-      try { settle(); } catch (...) {}
-      job = std::move(o.job);
-      workers = std::move(o.workers);
-    }
-    return *this;
-  }
+  Ahead(Ahead&& o) noexcept : job(std::move(o.job)), workers(std::move(o.workers)) {}  // (pybind's factory)
+  Ahead& operator=(Ahead&&) = delete;
   ~Ahead() {
     try { settle(); } catch (...) {}
   }
@@ -233,7 +226,6 @@ struct LbrPlayer {
       cards_of(h, s.seat, seen, unseen);
       if (s.has_after && s.after_cards == unseen) continue;
       j->slots.push_back(slot);
-      j->seats.push_back(h.current);
       std::memcpy(&j->hands.emplace_back(), &h, sizeof(Hand));
       j->starts.push_back((int64_t)j->cards.size());
       j->counts.push_back((int64_t)unseen.size());
@@ -243,7 +235,6 @@ struct LbrPlayer {
     if (!q) return;
     j->owner = getpid();
     j->rows.resize(j->cards.size() * target->num_actions);
-    j->to_act.assign(q, 0);
     j->done.assign(q, 0);
     j->wanted.reset(new std::atomic<char>[q]);
     for (std::ptrdiff_t i = 0; i < q; ++i) j->wanted[i].store(1, std::memory_order_relaxed);
@@ -258,9 +249,8 @@ struct LbrPlayer {
       const std::ptrdiff_t count = (std::ptrdiff_t)a.slots.size();
       for (std::ptrdiff_t i; (i = a.next.fetch_add(1, std::memory_order_relaxed)) < count;) {
         if (!a.wanted[i].load(std::memory_order_relaxed)) continue;
-        a.to_act[i] = t.policies(a.hands[i], a.slots[i], a.seats[i], -1, a.cards.data() + a.starts[i],
-                                 (int)a.counts[i], a.rows.data() + a.starts[i] * t.num_actions);
-        a.done[i] = 1;
+        a.done[i] = t.policies(a.hands[i], a.slots[i], a.hands[i].current, -1, a.cards.data() + a.starts[i],
+                               (int)a.counts[i], a.rows.data() + a.starts[i] * t.num_actions);
       }
     });
     ahead_.job = std::move(j);
@@ -276,22 +266,12 @@ struct LbrPlayer {
   // whose rows ahead() computed (the hand unchanged since, byte for byte) are read from there.
   void observe(const Batch& b, const int64_t* slots, const int64_t* seats, const int64_t* actions,
                std::ptrdiff_t n) {
-    std::vector<int64_t> ask_slots, ask_seats, ask_actions, ask_cards, ask_starts, ask_counts;
+    struct Ask {               // a spot whose rows are wanted: the target at seat, action its action
+      int slot, seat, action;
+      std::vector<int> cards;  // what the local best response cannot see there
+    };
+    std::vector<Ask> asks;
     std::vector<int> seen, unseen;
-    std::shared_ptr<AheadJob> j;
-    if (ahead_.job) {  // the spots it will not read are skipped by the job from here on
-      AheadJob& a = *ahead_.job;
-      std::vector<char> want(a.slots.size(), 0);
-      for (std::ptrdiff_t i = 0; i < n; ++i) {
-        const int slot = (int)slots[i];
-        if (slot < 0 || (size_t)slot >= a.spot_of.size() || a.spot_of[slot] < 0 || actions[i] == FOLD) continue;
-        Hand after = b.hand(slot);
-        if (after.apply((int)actions[i]) && !after.over) want[a.spot_of[slot]] = 1;
-      }
-      for (size_t k = 0; k < want.size(); ++k)
-        if (!want[k]) a.wanted[k].store(0, std::memory_order_relaxed);
-      j = ahead_.settle();  // the rest of the spots taken here
-    }
     for (std::ptrdiff_t i = 0; i < n; ++i) {
       const int slot = (int)slots[i], seat = (int)seats[i], action = (int)actions[i];
       State& s = state(slot);
@@ -311,42 +291,56 @@ struct LbrPlayer {
       Hand after = h;  // an action that ends the hand: its likelihood would never be read
       if (!after.apply(action)) throw std::invalid_argument("LbrPlayer.observe: the action is not legal there");
       if (after.over) continue;
-      if (j && (size_t)slot < j->spot_of.size() && j->spot_of[slot] >= 0) {
-        const int k = j->spot_of[slot];
-        if (j->done[k] && j->seats[k] == seat && std::memcmp(&j->hands[k], &h, sizeof(Hand)) == 0) {
-          if (!j->to_act[k]) throw std::logic_error("LbrPlayer.observe: the target is not to act there");
-          ++asked;
-          ++asked_ahead;
-          const int A = target->num_actions;
-          Pending p{unseen, std::vector<double>(unseen.size())};
-          for (size_t c = 0; c < unseen.size(); ++c) p.likelihood[c] = j->rows[(j->starts[k] + c) * A + action];
-          s.pending.push_back(std::move(p));
-          continue;
-        }
-      }
-      ask_slots.push_back(slot);
-      ask_seats.push_back(seat);
-      ask_actions.push_back(action);
-      ask_starts.push_back((int64_t)ask_cards.size());
-      ask_counts.push_back((int64_t)unseen.size());
-      ask_cards.insert(ask_cards.end(), unseen.begin(), unseen.end());
+      asks.push_back({slot, seat, action, unseen});
     }
-    const std::ptrdiff_t q = (std::ptrdiff_t)ask_slots.size();
+    const int A = target->num_actions;
+    auto keep = [&](Ask& a, const double* rows) {  // rows: a's (cards, A)
+      Pending p{std::move(a.cards), {}};
+      p.likelihood.resize(p.cards.size());
+      for (size_t c = 0; c < p.cards.size(); ++c) p.likelihood[c] = rows[c * A + a.action];
+      states[a.slot].pending.push_back(std::move(p));
+    };
+    if (ahead_.job) {  // the job skips the spots not asked for from here on; the rest is taken here
+      AheadJob& job = *ahead_.job;
+      std::vector<char> want(job.hands.size(), 0);
+      for (const Ask& a : asks)
+        if ((size_t)a.slot < job.spot_of.size() && job.spot_of[a.slot] >= 0) want[job.spot_of[a.slot]] = 1;
+      for (size_t k = 0; k < want.size(); ++k)
+        if (!want[k]) job.wanted[k].store(0, std::memory_order_relaxed);
+      if (const std::shared_ptr<AheadJob> j = ahead_.settle()) {
+        std::vector<Ask> rest;
+        for (Ask& a : asks) {
+          const int k = (size_t)a.slot < j->spot_of.size() ? j->spot_of[a.slot] : -1;
+          if (k >= 0 && j->done[k] && j->hands[k].current == a.seat &&
+              std::memcmp(&j->hands[k], &b.hand(a.slot), sizeof(Hand)) == 0) {
+            ++asked;
+            ++asked_ahead;
+            keep(a, j->rows.data() + j->starts[k] * A);  // (its cards are the ones listed there)
+          } else {
+            rest.push_back(std::move(a));
+          }
+        }
+        asks = std::move(rest);
+      }
+    }
+    const std::ptrdiff_t q = (std::ptrdiff_t)asks.size();
     if (!q) return;
     asked += q;
-    const int A = target->num_actions;
+    std::vector<int64_t> ask_slots, ask_seats, ask_cards, ask_starts, ask_counts, none(q, -1);
+    for (const Ask& a : asks) {
+      ask_slots.push_back(a.slot);
+      ask_seats.push_back(a.seat);
+      ask_starts.push_back((int64_t)ask_cards.size());
+      ask_counts.push_back((int64_t)a.cards.size());
+      ask_cards.insert(ask_cards.end(), a.cards.begin(), a.cards.end());
+    }
     std::vector<double> rows(ask_cards.size() * A);
     std::vector<char> to_act(q);
-    std::vector<int64_t> none(q, -1);
     policies_many(*target, b, ask_slots.data(), ask_seats.data(), none.data(), ask_cards.data(), ask_starts.data(),
                   ask_counts.data(), q, rows.data(), (bool*)to_act.data());
     for (std::ptrdiff_t i = 0; i < q; ++i) {
       if (!to_act[i]) throw std::logic_error("LbrPlayer.observe: the target is not to act there");
-      Pending p;
-      p.cards.assign(ask_cards.begin() + ask_starts[i], ask_cards.begin() + ask_starts[i] + ask_counts[i]);
-      p.likelihood.resize(p.cards.size());
-      for (size_t j = 0; j < p.cards.size(); ++j) p.likelihood[j] = rows[(ask_starts[i] + j) * A + ask_actions[i]];
-      states[ask_slots[i]].pending.push_back(std::move(p));
+      keep(asks[i], rows.data() + ask_starts[i] * A);
     }
   }
 
