@@ -400,18 +400,23 @@ def _fast_update(model) -> None:
     (``agents/sparse_input.py``; about 25 of Soko's 715 values are not zero), Adam takes its
     fused step (one pass over each tensor instead of several), and with torch on one thread and
     a second core the policy's and the value's networks run side by side on two threads
-    (``agents/side_by_side.py``, the same floats). The first two differ from torch's dense
+    (``agents/side_by_side.py``, the same floats), and the update's Python around its operators
+    is leaner (``train/update.py``, the same floats). The first two differ from torch's dense
     product and Adam's per-tensor steps by roundings; every run is reproducible as before. A
     checkpoint's optimizer settings replace these where it is resumed (``set_parameters``)."""
     import torch
+    from sb3_contrib import MaskablePPO
 
     from agents.side_by_side import use_side_by_side
     from agents.sparse_input import use_sparse_input
+    from train.update import LeanMaskablePPO
 
     use_sparse_input(model.policy)
     cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
     if torch.get_num_threads() == 1 and cpus > 1 and model.device.type == "cpu":
         use_side_by_side(model.policy)
+    if type(model) is MaskablePPO:
+        model.__class__ = LeanMaskablePPO
     optimizer = model.policy.optimizer
     if type(optimizer) is torch.optim.Adam and model.device.type == "cpu":
         model.policy.optimizer = torch.optim.Adam(model.policy.parameters(),
