@@ -173,3 +173,35 @@ def test_the_clipping_is_clip_grad_norms(max_norm):
         assert total == pytest.approx(max_norm, rel=1e-4)
     else:                  # under it: scaled by 1, unchanged
         assert all(torch.equal(p.grad, g) for p, g in zip(parameters, before))
+
+
+def test_the_adam_step_is_adams_and_a_hooked_one_is_left_to_it():
+    from train.update import _adam_step
+
+    def parameters(seed):
+        rng = torch.Generator().manual_seed(seed)
+        return [torch.nn.Parameter(torch.randn(s, generator=rng)) for s in [(8, 5), (8,), (3, 8)]]
+
+    def grads(params, k):
+        rng = torch.Generator().manual_seed(100 + k)
+        for p in params:
+            p.grad = torch.randn(p.shape, generator=rng)
+
+    mine, theirs = parameters(0), parameters(0)
+    options = {"lr": 1e-2, "betas": (0.8, 0.95), "eps": 1e-6, "weight_decay": 0.01, "fused": True}
+    a, b = torch.optim.Adam(mine, **options), torch.optim.Adam(theirs, **options)
+    for k in range(4):    # the first step makes the state (Adam's own), the rest are direct
+        grads(mine, k)
+        grads(theirs, k)
+        if k == 2:
+            mine[1].grad = theirs[1].grad = None     # a parameter without a gradient stays
+        _adam_step(a)
+        b.step()
+        assert all(torch.equal(x, y) for x, y in zip(mine, theirs))
+        assert _same_tensors(a.state_dict(), b.state_dict())
+    seen = []
+    handle = a.register_step_pre_hook(lambda optimizer, args, kwargs: seen.append(optimizer))
+    grads(mine, 9)
+    _adam_step(a)
+    handle.remove()
+    assert seen == [a]     # with a hook, optimizer.step() itself ran

@@ -14,11 +14,14 @@ space, or a subclass of one, which may change what the update calls) takes
 ``MaskablePPO.train`` itself; a newer SB3 or torch that changes what it copies fails the test.
 
 What it does differently, none of it arithmetic: the buffer's arrays are viewed as tensors once
-per update and each minibatch taken with ``index_select`` (one copy instead of two); the
-distribution's operators are written out (``Categorical``'s normalisation, the mask's ``where``,
-the normalisation again, ``log_prob``'s gather, the masked entropy); gradients are cleared by
+per update (its four one-float columns stacked, the masks made booleans once) and each minibatch
+taken with four ``index_select`` (SB3 copies seven arrays twice each); the distribution's
+operators are written out (``Categorical``'s normalisation, the mask's ``where``, the
+normalisation again, ``log_prob``'s gather, the masked entropy); gradients are cleared by
 setting them to ``None`` (what ``zero_grad()`` does); the norm clipping calls the operators
-``clip_grad_norm_`` calls for one device and dtype. The optimizer's step is its own.
+``clip_grad_norm_`` calls for one device and dtype; a fused ``Adam``'s step (past its first,
+which makes its state) calls the two operators its step calls for one device. In the default
+config that is about a tenth of the update's time (``bench/update_speed.py``).
 """
 
 from __future__ import annotations
@@ -32,8 +35,10 @@ from sb3_contrib.common.maskable.distributions import MaskableCategoricalDistrib
 from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 from stable_baselines3.common.utils import explained_variance
 from torch.nn import functional as F
+from torch.optim import optimizer as _optimizer_module
 
 _BUFFER = ("observations", "actions", "values", "log_probs", "advantages", "returns", "action_masks")
+_COLUMNS = ("values", "log_probs", "advantages", "returns")   # one float32 a row each
 
 
 def lean_applies(model) -> bool:
@@ -72,6 +77,7 @@ class LeanMaskablePPO(MaskablePPO):
         zero = th.tensor(0.0)
         entropy_losses, pg_losses, value_losses, clip_fractions = [], [], [], []
         continue_training = True
+        columns = observations_all = actions_all = masks_all = None
         for epoch in range(self.n_epochs):
             approx_kl_divs = []
             indices = np.random.permutation(total)      # as buffer.get draws it
@@ -79,15 +85,17 @@ class LeanMaskablePPO(MaskablePPO):
                 for name in _BUFFER:
                     buffer.__dict__[name] = buffer.swap_and_flatten(buffer.__dict__[name])
                 buffer.generator_ready = True
-            data = {name: th.from_numpy(np.ascontiguousarray(buffer.__dict__[name]).reshape(total, -1))
-                    for name in _BUFFER}
+            if columns is None:   # the buffer as tensors, once: its one-float columns side by side
+                observations_all = th.from_numpy(buffer.observations.reshape(total, -1))
+                actions_all = th.from_numpy(buffer.actions.reshape(total, -1))
+                columns = th.from_numpy(np.stack([buffer.__dict__[name].reshape(total) for name in _COLUMNS]))
+                masks_all = th.as_tensor(th.from_numpy(buffer.action_masks.reshape(total, -1)), dtype=th.bool)
             order = th.from_numpy(indices)
             for start in range(0, total, batch_size):
                 rows = order[start:start + batch_size]
-                batch = {name: data[name].index_select(0, rows) for name in _BUFFER}
-                observations = batch["observations"].reshape((len(rows),) + buffer.obs_shape)
-                actions = batch["actions"].long().flatten()
-                old_log_prob = batch["log_probs"].flatten()
+                observations = observations_all.index_select(0, rows).reshape((len(rows),) + buffer.obs_shape)
+                actions = actions_all.index_select(0, rows).long().flatten()
+                old_values, old_log_prob, advantages, returns = columns.index_select(1, rows)
 
                 # policy.evaluate_actions, its distribution's operators written out in order
                 features = policy.extract_features(observations)
@@ -99,7 +107,7 @@ class LeanMaskablePPO(MaskablePPO):
                     latent_vf = policy.mlp_extractor.forward_critic(vf_features)
                 action_logits = policy.action_net(latent_pi).view(-1, action_dim)
                 unmasked = action_logits - action_logits.logsumexp(dim=-1, keepdim=True)
-                masks = th.as_tensor(batch["action_masks"], dtype=th.bool).reshape(unmasked.shape)
+                masks = masks_all.index_select(0, rows).reshape(unmasked.shape)
                 masked = th.where(masks, unmasked, huge_neg)
                 logits = masked - masked.logsumexp(dim=-1, keepdim=True)
                 chosen, log_pmf = th.broadcast_tensors(actions.long().unsqueeze(-1), logits)
@@ -110,7 +118,6 @@ class LeanMaskablePPO(MaskablePPO):
 
                 # MaskablePPO.train's loss, as it writes it
                 values = values.flatten()
-                advantages = batch["advantages"].flatten()
                 if self.normalize_advantage:
                     advantages = (advantages - advantages.mean()) / (advantages.std() + 1e-8)
                 ratio = th.exp(log_prob - old_log_prob)
@@ -122,9 +129,8 @@ class LeanMaskablePPO(MaskablePPO):
                 if clip_range_vf is None:
                     values_pred = values
                 else:
-                    old_values = batch["values"].flatten()
                     values_pred = old_values + th.clamp(values - old_values, -clip_range_vf, clip_range_vf)
-                value_loss = F.mse_loss(batch["returns"].flatten(), values_pred)
+                value_loss = F.mse_loss(returns, values_pred)
                 value_losses.append(value_loss.item())
                 entropy_loss = -th.mean(entropy)
                 entropy_losses.append(entropy_loss.item())
@@ -143,7 +149,7 @@ class LeanMaskablePPO(MaskablePPO):
                     parameter.grad = None
                 loss.backward()
                 _clip_grad_norm(parameters, self.max_grad_norm)
-                policy.optimizer.step()
+                _adam_step(policy.optimizer)
             self._n_updates += 1
             if not continue_training:
                 break
@@ -173,3 +179,29 @@ def _clip_grad_norm(parameters: list[th.Tensor], max_norm: float) -> None:
     total_norm = th.linalg.vector_norm(th.stack(th._foreach_norm(grads, 2.0)), 2.0)
     clip_coef = float(max_norm) / (total_norm + 1e-6)
     th._foreach_mul_(grads, th.clamp(clip_coef, max=1.0))
+
+
+def _adam_step(optimizer: th.optim.Optimizer) -> None:
+    """``optimizer.step()``; for a fused ``Adam`` of one parameter group past its first step,
+    with no step hooks, the two operators that step runs for one device (the steps' count, then
+    ``_fused_adam_``) without its generic path (the test holds the weights and state equal)."""
+    hooks = (optimizer._optimizer_step_pre_hooks, optimizer._optimizer_step_post_hooks,
+             _optimizer_module._global_optimizer_pre_hooks, _optimizer_module._global_optimizer_post_hooks)
+    group = optimizer.param_groups[0]
+    if (type(optimizer) is not th.optim.Adam or len(optimizer.param_groups) != 1 or any(hooks)
+            or not group["fused"] or group["amsgrad"] or group["capturable"] or group["differentiable"]
+            or group["decoupled_weight_decay"] or isinstance(group["lr"], th.Tensor)):
+        optimizer.step()
+        return
+    params = [p for p in group["params"] if p.grad is not None]
+    states = [optimizer.state.get(p) for p in params]
+    if not params or not all(states) or any(p.device.type != "cpu" for p in params):
+        optimizer.step()   # (its first step makes the state)
+        return
+    steps = [state["step"] for state in states]
+    th._foreach_add_(steps, 1)
+    beta1, beta2 = group["betas"]
+    th._fused_adam_(params, [p.grad for p in params], [state["exp_avg"] for state in states],
+                    [state["exp_avg_sq"] for state in states], [], steps, amsgrad=False, lr=group["lr"],
+                    beta1=beta1, beta2=beta2, weight_decay=group["weight_decay"], eps=group["eps"],
+                    maximize=group["maximize"], grad_scale=None, found_inf=None)
