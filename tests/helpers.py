@@ -215,3 +215,29 @@ def random_ppo_agent(env, activation: str = "tanh", *, features=(), scale: float
             p.copy_(torch.randn(p.shape, generator=gen) * scale)
     model.observation_features = list(features)
     return PPOAgent.from_model(model, name=name, deterministic=False)
+
+
+def smoke_trained(prepare, rollouts: int = 2):
+    """The smoke config's model (as ``train.ppo`` builds it) after ``rollouts`` rollouts and their
+    updates with torch on one thread, ``prepare(model)`` having changed it first: two calls that
+    make different changes train to the same weights when the changes keep the arithmetic."""
+    import torch
+
+    from train.config import load_config
+    from train.ppo import _new_model, training_env
+
+    cfg = load_config("configs/smoke.yaml")
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        venv = training_env(cfg)
+        try:
+            model = _new_model(cfg, venv, 0)
+            prepare(model)
+            model.learn(total_timesteps=rollouts * cfg.ppo.n_steps * cfg.ppo.n_envs)
+            assert model._n_updates == rollouts * cfg.ppo.n_epochs
+        finally:
+            venv.close()
+    finally:
+        torch.set_num_threads(threads)
+    return model

@@ -97,31 +97,19 @@ def test_the_loss_and_every_gradient_are_the_serial_ones_bit_for_bit(sparse, act
 
 
 def test_updates_train_to_the_serial_weights():
-    from train.config import load_config
-    from train.ppo import _new_model, training_env
+    from tests.helpers import smoke_trained
 
-    cfg = load_config("configs/smoke.yaml")
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    weights = []
-    try:
-        for side in (False, True):
-            venv = training_env(cfg)
-            try:
-                model = _new_model(cfg, venv, 0)
-                model.policy.mlp_extractor.__class__ = MlpExtractor
-                if side:
-                    assert use_side_by_side(model.policy)
-                model.learn(total_timesteps=2 * cfg.ppo.n_steps * cfg.ppo.n_envs)
-                assert model._n_updates == 2 * cfg.ppo.n_epochs
-            finally:
-                venv.close()
-            weights.append(model.policy.state_dict())
-    finally:
-        torch.set_num_threads(threads)
-    serial, twin = weights
-    assert serial.keys() == twin.keys()
-    assert all(torch.equal(serial[k], twin[k]) for k in serial)
+    def serial(model):
+        model.policy.mlp_extractor.__class__ = MlpExtractor
+
+    def twin(model):
+        serial(model)
+        assert use_side_by_side(model.policy)
+
+    weights = smoke_trained(serial).policy.state_dict()
+    model = smoke_trained(twin)
+    assert weights.keys() == model.policy.state_dict().keys()
+    assert all(torch.equal(weights[k], model.policy.state_dict()[k]) for k in weights)
     # Its snapshots still play in NumPy, and so the local best response to one runs in the core
     # (a TorchActor would make the training env play it hand by hand in Python, far slower).
     from agents.trained import NumpyActor, PPOAgent

@@ -104,24 +104,15 @@ def test_one_update_is_sb3s_bit_for_bit(settings):
 
 
 def test_training_learns_sb3s_weights_and_train_ppo_builds_the_lean_model():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    weights = []
-    try:
-        for lean in (False, True):
-            cfg, venv, model = _model()
-            try:
-                assert type(model) is LeanMaskablePPO
-                if not lean:
-                    model.__class__ = MaskablePPO
-                model.learn(total_timesteps=3 * cfg.ppo.n_steps * cfg.ppo.n_envs)
-                assert model._n_updates == 3 * cfg.ppo.n_epochs
-            finally:
-                venv.close()
-            weights.append(model.policy.state_dict())
-    finally:
-        torch.set_num_threads(threads)
-    assert _same_tensors(weights[0], weights[1])
+    from tests.helpers import smoke_trained
+
+    def sb3(model):
+        assert type(model) is LeanMaskablePPO    # as train.ppo builds it
+        model.__class__ = MaskablePPO
+
+    lean = smoke_trained(lambda model: None, rollouts=3)
+    assert type(lean) is LeanMaskablePPO
+    assert _same_tensors(smoke_trained(sb3, rollouts=3).policy.state_dict(), lean.policy.state_dict())
 
 
 def test_where_it_does_not_apply_sb3s_update_runs(monkeypatch):
