@@ -9,7 +9,15 @@ in turn. Before timing, one update of each from the same weights, optimizer stat
 state is checked to give the same weights bit for bit. Prints the median milliseconds of an
 update of each and their ratio (lean / SB3).
 
+``--whole-run`` instead trains the config as ``train/ppo.py`` does (``--steps`` timesteps, seed
+0) with its updates alternating between the two (the same weights either way, so the run is the
+config's run), and prints each kind's mean update, the run's wall time and the run's time with
+every update of one kind (the wall time less or plus the difference in the other kind's
+updates): what the lean update saves of a whole run, measured in it (the env's work between the
+updates leaves the caches as in training).
+
     .venv/bin/python bench/update_speed.py [--config configs/soko_ppo.yaml] [--rounds 20]
+    .venv/bin/python bench/update_speed.py --whole-run [--steps 1500000]
 """
 
 from __future__ import annotations
@@ -25,7 +33,47 @@ import quick_option  # bench/quick_option.py (this folder is on sys.path for a s
 QUICK = {"rounds": 2, "warmup": 1}
 
 
+def whole_run(args: argparse.Namespace) -> int:
+    from sb3_contrib import MaskablePPO
+
+    from train.ppo import cli
+    from train.update import LeanMaskablePPO
+
+    kinds = {"sb3": MaskablePPO.train, "lean": LeanMaskablePPO.train}
+    seconds = {name: [] for name in kinds}
+    turn = [0]
+
+    def alternating(model) -> None:
+        name = list(kinds)[turn[0] % 2]
+        turn[0] += 1
+        start = time.perf_counter()
+        kinds[name](model)
+        seconds[name].append(time.perf_counter() - start)
+
+    LeanMaskablePPO.train = alternating
+    start = time.perf_counter()
+    try:
+        code = cli(["--config", args.config, "--seed", "0", "--no-progress",
+                    "--set", f"run.total_timesteps={args.steps}"])
+    finally:
+        LeanMaskablePPO.train = kinds["lean"]
+    wall = time.perf_counter() - start
+    if code:
+        return code
+    mean = {name: 1000 * sum(s) / max(len(s), 1) for name, s in seconds.items()}
+    for name in kinds:
+        print(f"{name}: {len(seconds[name])} updates, mean {mean[name]:.1f} ms")
+    diff = (mean["sb3"] - mean["lean"]) / 1000
+    all_sb3, all_lean = wall + diff * len(seconds["lean"]), wall - diff * len(seconds["sb3"])
+    print(f"lean / sb3: {mean['lean'] / mean['sb3']:.3f} of an update; the run took {wall:.1f} s: "
+          f"with every update SB3's about {all_sb3:.1f} s, every update lean {all_lean:.1f} s "
+          f"({all_lean / all_sb3:.3f})")
+    return 0
+
+
 def main(args: argparse.Namespace) -> int:
+    if args.whole_run:
+        return whole_run(args)
     import numpy as np
     import torch
     from sb3_contrib import MaskablePPO
@@ -81,9 +129,12 @@ def cli(argv=None) -> int:
     p.add_argument("--config", default="configs/soko_ppo.yaml")
     p.add_argument("--rounds", type=int, default=20, help="updates of each kind timed")
     p.add_argument("--warmup", type=int, default=2, help="rollouts learned before timing")
+    p.add_argument("--whole-run", action="store_true",
+                   help="train the config with the updates alternating between the two")
+    p.add_argument("--steps", type=int, default=1_500_000, help="--whole-run: the run's timesteps")
     args = quick_option.parse_args(p, QUICK, argv)
-    if args.rounds < 1 or args.warmup < 1:
-        p.error("--rounds and --warmup must be at least 1")
+    if args.rounds < 1 or args.warmup < 1 or args.steps < 1:
+        p.error("--rounds, --warmup and --steps must be at least 1")
     return main(args)
 
 

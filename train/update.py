@@ -21,7 +21,7 @@ normalisation again, ``log_prob``'s gather, the masked entropy); gradients are c
 setting them to ``None`` (what ``zero_grad()`` does); the norm clipping calls the operators
 ``clip_grad_norm_`` calls for one device and dtype; a fused ``Adam``'s step (past its first,
 which makes its state) calls the two operators its step calls for one device. In the default
-config that is about a tenth of the update's time (``bench/update_speed.py``).
+config the update takes 0.82-0.92 of SB3's time (``bench/update_speed.py``).
 """
 
 from __future__ import annotations
