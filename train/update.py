@@ -76,20 +76,19 @@ class LeanMaskablePPO(MaskablePPO):
         huge_neg = th.tensor(-1e8)   # MaskableCategorical.apply_masking's and entropy's constants
         zero = th.tensor(0.0)
         entropy_losses, pg_losses, value_losses, clip_fractions = [], [], [], []
+        if not buffer.generator_ready:   # as buffer.get flattens it, once
+            for name in _BUFFER:
+                buffer.__dict__[name] = buffer.swap_and_flatten(buffer.__dict__[name])
+            buffer.generator_ready = True
+        # The buffer as tensors: its one-float columns side by side, the masks as booleans.
+        observations_all = th.from_numpy(buffer.observations.reshape(total, -1))
+        actions_all = th.from_numpy(buffer.actions.reshape(total, -1))
+        columns = th.from_numpy(np.stack([buffer.__dict__[name].reshape(total) for name in _COLUMNS]))
+        masks_all = th.from_numpy(buffer.action_masks.reshape(total, -1)).to(th.bool)
         continue_training = True
-        columns = observations_all = actions_all = masks_all = None
         for epoch in range(self.n_epochs):
             approx_kl_divs = []
             indices = np.random.permutation(total)      # as buffer.get draws it
-            if not buffer.generator_ready:
-                for name in _BUFFER:
-                    buffer.__dict__[name] = buffer.swap_and_flatten(buffer.__dict__[name])
-                buffer.generator_ready = True
-            if columns is None:   # the buffer as tensors, once: its one-float columns side by side
-                observations_all = th.from_numpy(buffer.observations.reshape(total, -1))
-                actions_all = th.from_numpy(buffer.actions.reshape(total, -1))
-                columns = th.from_numpy(np.stack([buffer.__dict__[name].reshape(total) for name in _COLUMNS]))
-                masks_all = th.as_tensor(th.from_numpy(buffer.action_masks.reshape(total, -1)), dtype=th.bool)
             order = th.from_numpy(indices)
             for start in range(0, total, batch_size):
                 rows = order[start:start + batch_size]
@@ -110,7 +109,7 @@ class LeanMaskablePPO(MaskablePPO):
                 masks = masks_all.index_select(0, rows).reshape(unmasked.shape)
                 masked = th.where(masks, unmasked, huge_neg)
                 logits = masked - masked.logsumexp(dim=-1, keepdim=True)
-                chosen, log_pmf = th.broadcast_tensors(actions.long().unsqueeze(-1), logits)
+                chosen, log_pmf = th.broadcast_tensors(actions.unsqueeze(-1), logits)
                 log_prob = log_pmf.gather(-1, chosen[..., :1]).squeeze(-1)
                 values = policy.value_net(latent_vf)
                 p_log_p = logits * F.softmax(logits, dim=-1)
