@@ -569,9 +569,9 @@ class LBRAgent(Agent):
 
 
 class _Hand:
-    """One hand's Python state in :class:`BatchedLBR`: its seat and the generator of its
-    roll-outs' draws (the range, the likelihoods and the equities are the core's,
-    ``LbrPlayer``)."""
+    """One hand's Python state in :class:`BatchedLBR`: its seat, its seed and, for a hand
+    whose roll-outs' draws are made here (no seed the core takes), their generator (the range,
+    the likelihoods, the equities and the other draws are the core's, ``LbrPlayer``)."""
 
     __slots__ = ("seat", "seed", "rng")
 
@@ -595,8 +595,10 @@ class BatchedLBR:
     exactly as ``LBRAgent._replay`` updates it from the log (each card seen by then cleared
     first, a likelihood that no card explains skipped), and the values are
     :func:`_values`' in the same floats (every sum added in order, :func:`_total`), so the
-    decisions are ``LBRAgent``'s for the same hand and seed (``tests/test_lbr_core.py``). Only
-    the roll-outs' random draws are made here, from each hand's own generator.
+    decisions are ``LBRAgent``'s for the same hand and seed (``tests/test_lbr_core.py``). The
+    roll-outs' random draws come from each hand's own generator, ``default_rng(seed)``: the
+    core's copy of it for a hand seeded with an integer below 2**64 (:meth:`seed`), NumPy's,
+    made here, for one without a seed.
 
     Some spots cost no forward pass. A fold, or a check or call that ends the hand, leaves the
     local best response no decision, so its likelihood would never be read. Right after a bet or
@@ -634,8 +636,12 @@ class BatchedLBR:
         return self.hands[slot].seed is not None
 
     def seed(self, slot: int, seed: int) -> None:
-        """Seed the generator of the hand in ``slot`` (``Agent.reset``: at the agent's first turn)."""
+        """Seed the generator of the hand in ``slot`` (``Agent.reset``: at the agent's first turn).
+        A seed below 2**64 is the core's to draw from (NumPy's ``default_rng(seed)`` to the bit,
+        ``src/util/numpy_rng.h``); another is drawn from here."""
         self.hands[slot].seed = seed
+        ours = isinstance(seed, (int, np.integer)) and 0 <= seed < 1 << 64
+        self.player.seed(slot, int(seed) if ours else None)
 
     def forget(self, slots) -> None:
         """The hands in ``slots`` ended."""
@@ -675,7 +681,7 @@ class BatchedLBR:
         for row in restarted.tolist():   # a hand begun under another pool: its range from here on
             self.hands[int(slots[row])] = _Hand(int(seats[row]))
         draws = []
-        for row, size in zip(rows.tolist(), sizes.tolist()):   # the roll-outs' draws (_deals)
+        for row, size in zip(rows.tolist(), sizes.tolist()):   # the draws the core does not make
             h = self.hands[int(slots[row])]
             if h.rng is None:
                 h.rng = np.random.default_rng(h.seed)   # (None: a fresh seed, as Agent's)

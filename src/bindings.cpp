@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <tuple>
@@ -446,6 +447,11 @@ PYBIND11_MODULE(_stud_core, m) {
       .def("forget", [](LbrPlayer& p, Ints slots) {
              for (py::ssize_t i = 0; i < slots.size(); ++i) p.forget((int)slots.data()[i]);
            }, py::arg("slots"))
+      // The roll-outs' generator of the hand in slot: NumPy's default_rng(seed) for a seed below
+      // 2**64 (drawn in decide()); None: the caller draws (prepare() lists the hand).
+      .def("seed", [](LbrPlayer& p, int slot, std::optional<uint64_t> seed) {
+             p.seed(slot, seed.has_value(), seed.value_or(0));
+           }, py::arg("slot"), py::arg("seed"))
       .def_readonly("asked", &LbrPlayer::asked)
       .def_readonly("asked_ahead", &LbrPlayer::asked_ahead)
       // The target's rows at every spot where it is to act now, computed on the core's second
@@ -482,7 +488,7 @@ PYBIND11_MODULE(_stud_core, m) {
              std::vector<const double*> u;
              size_t j = 0;
              for (const auto& d : p.deciding)
-               if (d.stale && d.draws) {
+               if (d.stale && d.draws && !d.own_draws) {
                  if (j >= draws.size() || draws[j].ndim() != 2 || draws[j].shape(0) != p.samples ||
                      draws[j].shape(1) != (py::ssize_t)d.unseen.size())
                    throw std::invalid_argument("LbrPlayer.decide: draws (samples, pool size) for each listed slot");
@@ -600,6 +606,16 @@ PYBIND11_MODULE(_stud_core, m) {
      py::arg("ace_low_four_straight") = true);
 
   // argsort(u, axis=1)[:, :k] of an (rows, p) array of distinct values per row (arena/lbr.h).
+  // NumPy's np.random.default_rng(seed).random(count), drawn by the core (util/numpy_rng.h; the
+  // local best response's roll-outs draw this way): for the tests that hold the two equal.
+  m.def("numpy_random", [](uint64_t seed, py::ssize_t count) {
+    if (count < 0) throw std::invalid_argument("numpy_random: count >= 0");
+    py::array_t<double> out(count);
+    NumpyRandom rng(seed);
+    double* o = out.mutable_data();
+    for (py::ssize_t i = 0; i < count; ++i) o[i] = rng.next_double();
+    return out;
+  }, py::arg("seed"), py::arg("count"));
   m.def("smallest_k", [](py::array_t<double, py::array::c_style | py::array::forcecast> u, int k) {
     if (u.ndim() != 2 || k < 0 || k > u.shape(1))
       throw std::invalid_argument("smallest_k: an (rows, p) array and 0 <= k <= p");

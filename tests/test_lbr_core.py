@@ -268,7 +268,8 @@ def test_the_roll_outs_first_cards_are_argsorts():
 
 
 def _batched_against_random(target, hands: int, seed: int, *, threads: int = 1, reference: bool = True,
-                            watch=None, ahead: bool = False) -> tuple[list[int], list[int]]:
+                            watch=None, ahead: bool = False, seed_base: int = 1000
+                            ) -> tuple[list[int], list[int]]:
     """``hands`` hands in a BatchedGame (no new deals): the batched local best response
     (``BatchedLBR``, the core's ``LbrPlayer``) at seat ``slot % 2`` of each slot against
     ``target``'s seat playing random legal actions (mostly checks and calls). Beside each slot a reference
@@ -276,7 +277,8 @@ def _batched_against_random(target, hands: int, seed: int, *, threads: int = 1, 
     batched hand, decides from its view (when ``reference``). Returns the batched and the
     reference decisions. ``watch(lbr, game, slots, seats, actions)``, called before each
     ``observe``, returns a function called after the step. ``ahead``: ``lbr.ahead()`` at each
-    step's start, as the training env calls it."""
+    step's start, as the training env calls it. Slot ``s``'s hand is seeded ``seed_base + s``
+    (the core draws the roll-outs of a seed below 2**64, Python those of a larger one)."""
     from arena.lbr import BatchedLBR
 
     rules = get_rules("soko")
@@ -289,9 +291,9 @@ def _batched_against_random(target, hands: int, seed: int, *, threads: int = 1, 
         refs.append(Game(rules, 2, deck=state["deck"], button=state["button"],
                          stacks=state["starting_stacks"]))
         lbr.start(slot, slot % 2)
-        lbr.seed(slot, 1000 + slot)
+        lbr.seed(slot, seed_base + slot)
         agent = LBRAgent(target, samples=20, engine="python")
-        agent.reset(1000 + slot)
+        agent.reset(seed_base + slot)
         agents.append(agent)
     rng = np.random.default_rng(seed)
     got, expected = [], []
@@ -323,21 +325,24 @@ def _batched_against_random(target, hands: int, seed: int, *, threads: int = 1, 
     return got, expected
 
 
-@pytest.mark.parametrize("deterministic, features, threads, ahead", [
-    (False, tuple(FEATURES), 1, False),
-    (True, tuple(FEATURES), 3, False),   # one-hot policies: ranges over equal weights (exact ties)
-    (False, (), 2, False),
-    (False, tuple(FEATURES), 2, True),   # the likelihoods computed ahead on the second thread
+@pytest.mark.parametrize("deterministic, features, threads, ahead, seed_base", [
+    (False, tuple(FEATURES), 1, False, 1000),
+    (True, tuple(FEATURES), 3, False, 1000),   # one-hot policies: ranges over equal weights (exact ties)
+    (False, (), 2, False, 1000),
+    (False, tuple(FEATURES), 2, True, 1000),   # the likelihoods computed ahead on the second thread
+    (False, tuple(FEATURES), 2, False, 2 ** 64 - 20),   # half the hands' draws made in Python
 ])
-def test_the_batched_lbr_decides_as_the_hand_by_hand_lbr(deterministic, features, threads, ahead):
+def test_the_batched_lbr_decides_as_the_hand_by_hand_lbr(deterministic, features, threads, ahead, seed_base):
     # The core's LbrPlayer (range, likelihoods, equities, values and choice for every slot at
     # once) against LBRAgent replaying each hand from its log in Python, seeded alike: decision
-    # for decision, on one thread and spread over several, with and without ahead().
+    # for decision, on one thread and spread over several, with and without ahead(), the
+    # roll-outs' draws made by the core (NumPy's generator copied) or by NumPy.
     target = _model(features, deterministic=deterministic, activation="relu" if deterministic else "tanh",
                     seed=20 + len(features))
     read = []
     watch = (lambda lbr, *_: lambda: read.append(lbr.player.asked_ahead)) if ahead else None
-    got, expected = _batched_against_random(target, 40, seed=7, threads=threads, ahead=ahead, watch=watch)
+    got, expected = _batched_against_random(target, 40, seed=7, threads=threads, ahead=ahead, watch=watch,
+                                            seed_base=seed_base)
     assert len(got) > 100
     assert got == expected
     assert {0, 1, 2} <= set(got)   # it folds, checks or calls, and bets

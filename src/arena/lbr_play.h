@@ -3,7 +3,8 @@
 // decides for a hundred slots a step). The same floats as the Python reference LBRAgent: the
 // range updates are the same products, every sum is added first to last as arena/lbr.py's
 // _total adds, the target's policies and the roll-outs' shares are the core's (arena/lbr.h),
-// and the roll-outs' random draws come from Python (each hand's own NumPy generator), so the
+// and the roll-outs' random draws are each hand's own NumPy generator's (drawn here, by
+// util/numpy_rng.h, for a hand seeded with an integer below 2**64; by Python otherwise), so the
 // decisions are LBRAgent's for the same hand and seed (tests/test_lbr_core.py).
 #pragma once
 
@@ -22,6 +23,7 @@
 #include "arena/lbr.h"
 #include "batched.h"
 #include "constants.h"
+#include "util/numpy_rng.h"
 
 namespace stud {
 
@@ -140,6 +142,14 @@ struct LbrPlayer {
     bool has_after = false;
     std::vector<int> after_cards;
     std::vector<double> after_rows;
+    // The roll-outs' generator: NumPy's default_rng(seed), made at the first draw as BatchedLBR
+    // makes it (a seed given after that changes nothing); a hand whose draws the caller made
+    // once (no seed here then) keeps taking them from the caller.
+    bool has_seed = false;
+    uint64_t seed = 0;
+    bool drawing = false;      // rng made
+    bool caller_draws = false;
+    NumpyRandom rng;
   };
   std::vector<State> states;   // by slot
   int64_t asked = 0;           // spots observe() asked the target's policy for (the tests read it)
@@ -158,6 +168,7 @@ struct LbrPlayer {
     std::vector<int> mine, their_up, unseen;
     int k = 0, mine_n = 0;
     bool draws = false;        // its deals come from uniform draws (else every ordered deal)
+    bool own_draws = false;    // drawn here from the hand's generator (else given to decide())
   };
   std::vector<Decision> deciding;
   std::vector<int64_t> out;
@@ -187,6 +198,14 @@ struct LbrPlayer {
 
   void forget(int slot) {
     if (slot >= 0 && (size_t)slot < states.size()) states[slot] = State();
+  }
+
+  // The seed of the hand in `slot`'s generator (BatchedLBR.seed; none: the caller draws).
+  void seed(int slot, bool has_seed, uint64_t value) {
+    State& s = state(slot);
+    if (s.drawing) return;
+    s.has_seed = has_seed;
+    s.seed = value;
   }
 
   // The cards `seat` sees in h (its face-down cards, then every seat's face-up cards, as
@@ -347,8 +366,9 @@ struct LbrPlayer {
   // The first half of a decision for every slot (the local best response at seats[i] of
   // slots[i], masks[i] its legal ids): the actions of slots with one legal id, and for the
   // others the range brought up to date, the candidates and their weights. The slots whose
-  // equities need uniform draws are listed in `draw_rows` (their pool sizes in `draw_sizes`):
-  // the caller draws them from each hand's generator for decide(). `restarted`: the rows whose
+  // equities need uniform draws from a generator that is not here (no seed given) are listed in
+  // `draw_rows` (their pool sizes in `draw_sizes`): the caller draws them from each hand's
+  // generator for decide(); the others are drawn in decide(). `restarted`: the rows whose
   // hand began under another seat (a new state, as BatchedLBR makes a new _Hand).
   void prepare(const Batch& b, const int64_t* slots, const int64_t* seats, const uint8_t* masks, int width,
                std::ptrdiff_t n, std::vector<int64_t>& draw_rows, std::vector<int64_t>& draw_sizes,
@@ -429,7 +449,10 @@ struct LbrPlayer {
         int64_t perm = 1;  // math.perm(len(unseen), k) <= samples: every ordered deal
         for (int j = 0; j < d.k && perm <= samples; ++j) perm *= (int64_t)d.unseen.size() - j;
         d.draws = perm > samples;
-        if (d.draws) {
+        if (d.draws && !s.caller_draws && (s.drawing || s.has_seed)) {
+          d.own_draws = true;
+        } else if (d.draws) {
+          s.caller_draws = true;
           draw_rows.push_back(i);
           draw_sizes.push_back((int64_t)d.unseen.size());
         }
@@ -452,7 +475,7 @@ struct LbrPlayer {
   }
 
   // The second half: the equities of the stale slots (draws[j], samples x pool size, for the
-  // j-th of prepare's draw_rows), the target's policy after every bet or raise of every
+  // j-th of prepare's draw_rows; the other draws from each hand's generator), the target's policy after every bet or raise of every
   // deciding slot, each action's value and the best; the action of every slot.
   const std::vector<int64_t>& decide(const Batch& b, const std::vector<const double*>& draws) {
     std::vector<Decision*> stale;
@@ -461,7 +484,7 @@ struct LbrPlayer {
     for (Decision& d : deciding)
       if (d.stale) {
         stale.push_back(&d);
-        u.push_back(d.draws ? draws.at(drawn++) : nullptr);
+        u.push_back(d.draws && !d.own_draws ? draws.at(drawn++) : nullptr);
       }
     if (drawn != draws.size()) throw std::invalid_argument("LbrPlayer.decide: one draw array per listed slot");
     // The roll-outs (arena/lbr.py's _equities), each hand taken by the next free thread.
@@ -470,9 +493,21 @@ struct LbrPlayer {
       Decision& d = *stale[j];
       std::vector<int64_t> future;
       std::ptrdiff_t rows;
-      if (u[j]) {
+      if (d.draws) {
+        const double* uniform = u[j];
+        std::vector<double> own;
+        if (d.own_draws) {  // Generator.random((samples, pool size)), row by row
+          State& s = states[d.slot];
+          if (!s.drawing) {
+            s.rng = NumpyRandom(s.seed);
+            s.drawing = true;
+          }
+          own.resize((size_t)samples * d.unseen.size());
+          for (double& x : own) x = s.rng.next_double();
+          uniform = own.data();
+        }
         std::vector<int64_t> picked((size_t)samples * d.k);
-        smallest_k(u[j], samples, (std::ptrdiff_t)d.unseen.size(), d.k, picked.data());
+        smallest_k(uniform, samples, (std::ptrdiff_t)d.unseen.size(), d.k, picked.data());
         future.resize(picked.size());
         for (size_t x = 0; x < picked.size(); ++x) future[x] = d.unseen[picked[x]];
         rows = samples;
