@@ -1,10 +1,18 @@
-"""The default training run with and without the local best response's likelihoods computed
-ahead, in one run: its rollouts alternate between the code as it is ("new": ``BatchedLBR.ahead``
-at each step's end, finished when the rollout ends, the rollouts' forward passes one network
-after the other) and the code before it ("old": no ``ahead``, the rollouts' passes of the policy's
-and the value's networks side by side). Both play the same hands and train the same weights, so
-one run compares them on the same machine at the same minutes (this machine's speed drifts by
-a tenth within an hour: two whole runs cannot tell 5% apart).
+"""The default training run with its rollouts alternating between the local best response's code
+as it is ("new") and as it was before one of its changes ("old"), in one run (`--compare`):
+
+- ``ahead`` (the default): the likelihoods computed ahead (``BatchedLBR.ahead`` at each step's
+  end, finished when the rollout ends, the rollouts' forward passes one network after the
+  other) against none (no ``ahead``, the rollouts' passes of the policy's and the value's
+  networks side by side);
+- ``draws``: the roll-outs' uniform draws made by the core from its copy of each hand's NumPy
+  generator (``src/util/numpy_rng.h``) against a NumPy ``Generator`` made and drawn from in
+  Python (what ``BatchedLBR`` does for a hand without a seed the core takes), for the hands
+  whose first decision falls in a rollout of that mode.
+
+Both modes play the same hands and train the same weights, so one run compares them on the same
+machine at the same minutes (this machine's speed drifts by a tenth within an hour: two whole
+runs cannot tell 5% apart).
 
 It prints, per mode, the mean seconds of a rollout period (a rollout's start to the next's: its
 steps and its update), the env's share of it (``TimedVecEnv``), the update's (rollout end to the
@@ -12,7 +20,8 @@ next start) and the rest (the learner's forward passes, SB3's loop), over the ro
 ``--skip`` timesteps (the local best response plays from the first snapshot on). The run folder
 is a normal run's.
 
-    .venv/bin/python bench/lbr_ahead.py [--config configs/soko_ppo.yaml] [--steps 1500000]
+    .venv/bin/python bench/lbr_ahead.py [--compare ahead|draws] [--config configs/soko_ppo.yaml]
+                                        [--steps 1500000]
 """
 
 from __future__ import annotations
@@ -28,34 +37,16 @@ QUICK = {"steps": 140_000, "skip": 100_000}
 MODES = ("old", "new")
 
 
-def install(stats: dict, mode: list[int], skip: int) -> None:
-    """Patch the env's ``_ahead``, the extractor's pass without gradients and ``TimeShares``'
-    rollout hooks: the mode flips at each rollout's start, and each period is booked to its mode."""
-    import torch
-
-    import train.batched_vec as bv
+def install(stats: dict, mode: list[int], skip: int, compare: str = "ahead") -> None:
+    """Patch what ``compare`` changes (``ahead``: the env's ``_ahead`` and the extractor's pass
+    without gradients; ``draws``: ``BatchedLBR.seed``) and ``TimeShares``' rollout hooks: the mode
+    flips at each rollout's start, and each period is booked to its mode."""
     import train.callbacks as cb
-    from agents import side_by_side as sbs
 
-    ahead = bv.BatchedVecEnv._ahead
-
-    def _ahead(self) -> None:
-        if MODES[mode[0]] == "new":
-            ahead(self)
-
-    forward = sbs.SideBySideExtractor.forward
-
-    def side_by_side_forward(self, features):   # the old pass without gradients
-        if MODES[mode[0]] == "old" and not torch.is_grad_enabled():
-            def value():
-                with torch.no_grad():
-                    return self.value_net(features)
-            future = sbs._the_worker().submit(value)
-            return self.policy_net(features), sbs._wait(future)
-        return forward(self, features)
-
-    bv.BatchedVecEnv._ahead = _ahead
-    sbs.SideBySideExtractor.forward = side_by_side_forward
+    if compare == "ahead":
+        _compare_ahead(mode)
+    else:
+        _compare_draws(mode)
     on_start, on_end = cb.TimeShares._on_rollout_start, cb.TimeShares._on_rollout_end
     marks: dict = {}
 
@@ -78,11 +69,52 @@ def install(stats: dict, mode: list[int], skip: int) -> None:
     cb.TimeShares._on_rollout_start, cb.TimeShares._on_rollout_end = rollout_start, rollout_end
 
 
+def _compare_draws(mode: list[int]) -> None:
+    """Old mode: each new hand's seed stays in Python (its draws from a NumPy ``Generator``)."""
+    from arena.lbr import BatchedLBR
+
+    seed = BatchedLBR.seed
+
+    def python_draws(self, slot: int, value: int) -> None:
+        seed(self, slot, value)
+        if MODES[mode[0]] == "old":
+            self.player.seed(slot, None)
+
+    BatchedLBR.seed = python_draws
+
+
+def _compare_ahead(mode: list[int]) -> None:
+    import torch
+
+    import train.batched_vec as bv
+    from agents import side_by_side as sbs
+
+    ahead = bv.BatchedVecEnv._ahead
+
+    def _ahead(self) -> None:
+        if MODES[mode[0]] == "new":
+            ahead(self)
+
+    forward = sbs.SideBySideExtractor.forward
+
+    def side_by_side_forward(self, features):   # the old pass without gradients
+        if MODES[mode[0]] == "old" and not torch.is_grad_enabled():
+            def value():
+                with torch.no_grad():
+                    return self.value_net(features)
+            future = sbs._the_worker().submit(value)
+            return self.policy_net(features), sbs._wait(future)
+        return forward(self, features)
+
+    bv.BatchedVecEnv._ahead = _ahead
+    sbs.SideBySideExtractor.forward = side_by_side_forward
+
+
 def main(args: argparse.Namespace) -> int:
     from train.ppo import cli
 
     stats = {m: {"n": 0, "period": 0.0, "env": 0.0, "update": 0.0} for m in MODES}
-    install(stats, [len(MODES) - 1], args.skip)
+    install(stats, [len(MODES) - 1], args.skip, args.compare)
     code = cli(["--config", args.config, "--seed", str(args.seed), "--no-progress",
                 "--set", f"run.total_timesteps={args.steps}"])
     if code:
@@ -103,6 +135,8 @@ def main(args: argparse.Namespace) -> int:
 
 def cli(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--compare", choices=("ahead", "draws"), default="ahead",
+                   help="the change whose code before alternates with the code as it is")
     p.add_argument("--config", default="configs/soko_ppo.yaml")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--steps", type=int, default=1_500_000, help="the run's timesteps")
