@@ -325,6 +325,23 @@ def _batched_against_random(target, hands: int, seed: int, *, threads: int = 1, 
     return got, expected
 
 
+def test_a_slot_listed_twice_in_one_decision_is_refused():
+    # One decision a hand: the core keeps each hand's range, equities and generator per slot and
+    # decides the slots on several threads, so a slot given twice is refused, not raced.
+    from arena.lbr import BatchedLBR
+
+    game = BatchedGame(get_rules("soko"), 2, 2, auto_reset=False, threads=2)
+    game.reset(seeds=np.arange(2, dtype=np.uint64))
+    lbr = BatchedLBR(LBRAgent(_model(tuple(FEATURES)), samples=20), game)
+    seat = int(game.current_player[0])
+    lbr.start(0, seat)
+    lbr.seed(0, 1)
+    with pytest.raises(ValueError, match="listed twice"):
+        lbr.act(np.array([0, 0]), np.array([seat, seat]), game.action_mask[[0, 0]])
+    assert lbr.act(np.array([0]), np.array([seat]), game.action_mask[[0]])[0] in np.flatnonzero(
+        game.action_mask[0])
+
+
 @pytest.mark.parametrize("deterministic, features, threads, ahead, seed_base", [
     (False, tuple(FEATURES), 1, False, 1000),
     (True, tuple(FEATURES), 3, False, 1000),   # one-hot policies: ranges over equal weights (exact ties)

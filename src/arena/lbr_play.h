@@ -375,6 +375,12 @@ struct LbrPlayer {
                std::vector<int64_t>& restarted) {
     deciding.clear();
     out.assign(n, -1);
+    {  // one decision a hand: decide() works on each slot's state from one thread
+      std::vector<int64_t> sorted(slots, slots + n);
+      std::sort(sorted.begin(), sorted.end());
+      if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end())
+        throw std::invalid_argument("LbrPlayer.act: a slot listed twice");
+    }
     std::vector<int> seen;
     for (std::ptrdiff_t i = 0; i < n; ++i) {
       const uint8_t* m = masks + i * width;
