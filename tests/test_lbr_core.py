@@ -342,6 +342,26 @@ def test_a_slot_listed_twice_in_one_decision_is_refused():
         game.action_mask[0])
 
 
+def test_the_core_draws_for_hands_seeded_below_two_to_the_64():
+    # A seed the core's copy of default_rng takes (an int or NumPy integer in [0, 2**64)) leaves
+    # no generator in Python; a larger seed, or none, draws from NumPy's own, made at the first
+    # decision that needs draws (the first street's roll-outs do: more deals than samples).
+    from arena.lbr import BatchedLBR
+
+    slots = 5
+    game = BatchedGame(get_rules("soko"), 2, slots, auto_reset=False)
+    game.reset(seeds=np.arange(slots, dtype=np.uint64))
+    lbr = BatchedLBR(LBRAgent(_model(tuple(FEATURES)), samples=20), game)
+    seats = game.current_player.astype(np.int64)
+    for slot, seed in enumerate([7, np.int64(7), 2 ** 64 - 1, 2 ** 64, None]):
+        lbr.start(slot, int(seats[slot]))
+        if seed is not None:
+            lbr.seed(slot, seed)
+    everyone = np.arange(slots)
+    lbr.act(everyone, seats, game.action_mask)
+    assert [lbr.hands[s].rng is not None for s in range(slots)] == [False, False, False, True, True]
+
+
 @pytest.mark.parametrize("deterministic, features, threads, ahead, seed_base", [
     (False, tuple(FEATURES), 1, False, 1000),
     (True, tuple(FEATURES), 3, False, 1000),   # one-hot policies: ranges over equal weights (exact ties)
