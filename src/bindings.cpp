@@ -605,7 +605,6 @@ PYBIND11_MODULE(_stud_core, m) {
      py::arg("wild_mask") = 0, py::arg("canadian") = false, py::arg("double_ace_flush") = false,
      py::arg("ace_low_four_straight") = true);
 
-  // argsort(u, axis=1)[:, :k] of an (rows, p) array of distinct values per row (arena/lbr.h).
   // NumPy's np.random.default_rng(seed).random(count), drawn by the core (util/numpy_rng.h; the
   // local best response's roll-outs draw this way): for the tests that hold the two equal.
   m.def("numpy_random", [](uint64_t seed, py::ssize_t count) {
@@ -616,6 +615,7 @@ PYBIND11_MODULE(_stud_core, m) {
     for (py::ssize_t i = 0; i < count; ++i) o[i] = rng.next_double();
     return out;
   }, py::arg("seed"), py::arg("count"));
+  // argsort(u, axis=1)[:, :k] of an (rows, p) array of distinct values per row (arena/lbr.h).
   m.def("smallest_k", [](py::array_t<double, py::array::c_style | py::array::forcecast> u, int k) {
     if (u.ndim() != 2 || k < 0 || k > u.shape(1))
       throw std::invalid_argument("smallest_k: an (rows, p) array and 0 <= k <= p");

@@ -481,8 +481,9 @@ struct LbrPlayer {
   }
 
   // The second half: the equities of the stale slots (draws[j], samples x pool size, for the
-  // j-th of prepare's draw_rows; the other draws from each hand's generator), the target's policy after every bet or raise of every
-  // deciding slot, each action's value and the best; the action of every slot.
+  // j-th of prepare's draw_rows; the other draws from each hand's generator), the target's
+  // policy after every bet or raise of every deciding slot, each action's value and the best;
+  // the action of every slot.
   const std::vector<int64_t>& decide(const Batch& b, const std::vector<const double*>& draws) {
     std::vector<Decision*> stale;
     size_t drawn = 0;
